@@ -1,0 +1,262 @@
+"""The scikit-learn front end shared by the linear online classifiers.
+
+An estimator here only validates, maps labels to one-vs-rest +1/-1 problems, and
+calls a compiled pass (see :mod:`marginkit._linear`) once per binary problem and
+epoch; it never loops over samples in Python.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+from tqdm.auto import tqdm
+
+from ._state import PNormState
+from ._utils import augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
+
+_EMPTY_F = np.zeros(0)
+_EMPTY_I = np.zeros(1, dtype=np.int32)
+_EMPTY_X = np.zeros((1, 1))
+
+
+class _Batch:
+    """One validated batch, in the form the compiled loops take."""
+
+    def __init__(self, X, p, aug):
+        self.n_samples, self.n_features = X.shape
+        self.is_sparse = sp.issparse(X)
+        if self.is_sparse:
+            self.indptr, self.indices, self.data = csr_arrays(X)
+            self.X = _EMPTY_X
+            self.row_nnz = np.diff(self.indptr)
+        else:
+            self.X = np.ascontiguousarray(X, dtype=np.float64)
+            self.indptr, self.indices, self.data = _EMPTY_I, _EMPTY_I[:0], _EMPTY_F
+            self.row_nnz = None
+        self.aug = float(aug)
+        self.xscale = inverse_or_zero(augmented_norms_p(X, p, self.aug))
+
+    def max_row_nnz(self, rows):
+        extra = 1 if self.aug != 0.0 else 0
+        if self.row_nnz is None:
+            return self.n_features + extra
+        return int(self.row_nnz[rows].max()) + extra
+
+
+class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
+    """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
+
+    Subclasses define ``_resolve_hyper(d)`` (returns the resolved p) and
+    ``_run(state, batch, y_pm, order, start)`` (one compiled pass from ``start``;
+    returns the position reached).
+    """
+
+    # -- fitting -------------------------------------------------------------------
+    def _validate_X(self, X, reset):
+        X = validate_data(
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=np.float64,
+            order="C",
+            reset=reset,
+        )
+        return _canonical(X)
+
+    def _validate_Xy(self, X, y, reset):
+        X, y = validate_data(
+            self,
+            X,
+            y,
+            accept_sparse="csr",
+            dtype=np.float64,
+            order="C",
+            reset=reset,
+        )
+        check_classification_targets(y)
+        return _canonical(X), y
+
+    def _initialise(self, X):
+        n_features = X.shape[1]
+        d = n_features + (1 if self.fit_intercept else 0)
+        self.p_ = self._resolve_p(d)
+        if self.fit_intercept:
+            norms, _ = row_norms_p(X, self.p_)
+            radius = float(norms.max()) if norms.size else 0.0
+            self.R_ = radius if radius > 0 else 1.0
+        else:
+            self.R_ = 0.0
+        n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
+        self._states = [PNormState(d, self.p_) for _ in range(n_problems)]
+        self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
+        self.n_corrections_ = 0
+        self.n_trials_ = 0
+
+    def _resolve_p(self, d):
+        if self.p == "log":
+            return max(2.0, 2.0 * np.log(d))
+        return float(self.p)
+
+    def _targets(self, y):
+        """+1/-1 targets of every binary problem, one row each."""
+        if len(self.classes_) == 2:
+            return [np.where(y == self.classes_[1], 1.0, -1.0)]
+        return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
+
+    def _passes(self, X, y, orders):
+        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
+        targets = self._targets(y)
+        work = [(order, j) for order in orders for j in range(len(self._states))]
+        bar = tqdm(
+            work,
+            disable=not self.verbose,
+            desc=type(self).__name__,
+            unit="pass",
+            leave=False,
+        )
+        for order, j in bar:
+            state = self._states[j]
+            order = np.ascontiguousarray(order, dtype=np.int64)
+            pos = 0
+            while pos < order.shape[0]:
+                pos = self._run(state, batch, targets[j], order, pos)
+                if pos < order.shape[0]:
+                    state.grow(batch.max_row_nnz(order[pos : pos + 1]))
+        self.n_corrections_per_class_ = np.array(
+            [s.n_corrections for s in self._states], dtype=np.int64
+        )
+        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        self.n_trials_ = self._states[0].n_trials
+        return self
+
+    def _fit(self, X, y):
+        X, y = self._validate_Xy(X, y, reset=True)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                "The number of classes has to be greater than one; got %d class"
+                % classes.shape[0]
+            )
+        self.classes_ = classes
+        self._initialise(X)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        orders = [
+            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self.n_epochs)
+        ]
+        return self._passes(X, y, orders)
+
+    def _partial_fit(self, X, y, classes):
+        first = _check_partial_fit_first_call(self, classes)
+        X, y = self._validate_Xy(X, y, reset=first)
+        unseen = np.setdiff1d(np.unique(y), self.classes_)
+        if unseen.size:
+            raise ValueError(
+                "y contains labels %s that are not in classes %s" % (unseen, self.classes_)
+            )
+        if self.classes_.shape[0] < 2:
+            raise ValueError(
+                "The number of classes has to be greater than one; got %d class"
+                % self.classes_.shape[0]
+            )
+        if first:
+            self._initialise(X)
+        return self._passes(X, y, [np.arange(X.shape[0])])
+
+    # -- prediction ----------------------------------------------------------------
+    def _weights(self):
+        """(n_problems, d) weight matrix of the current ``output`` (last or avg)."""
+        if self.output == "last":
+            return np.vstack([s.last_weights() for s in self._states])
+        return np.vstack([s.avg_weights() for s in self._states])
+
+    def _split(self, W):
+        n = self.n_features_in_
+        coef = W[:, :n]
+        intercept = -self.R_ * W[:, n] if self.fit_intercept else np.zeros(W.shape[0])
+        return coef, intercept
+
+    @property
+    def coef_(self):
+        """Weight vector(s) of the ``output`` hypothesis, shape (n_problems, n_features).
+
+        Not defined for ``output="voted"``, a vote of many hypotheses.
+        """
+        check_is_fitted(self, "_states")
+        if self.output == "voted":
+            raise AttributeError("coef_ is not defined for output='voted' (a vote of hypotheses)")
+        return self._split(self._weights())[0]
+
+    @property
+    def intercept_(self):
+        """Bias term(s), shape (n_problems,): ``-R_`` times the bias coordinate's weight."""
+        check_is_fitted(self, "_states")
+        if self.output == "voted":
+            raise AttributeError(
+                "intercept_ is not defined for output='voted' (a vote of hypotheses)"
+            )
+        return self._split(self._weights())[1]
+
+    def decision_function(self, X):
+        """Margins of the normalised instances under the ``output`` hypothesis.
+
+        For ``output="last"`` or ``"avg"`` this is ``w . x_hat`` with
+        ``x_hat = (x, -R) / ||(x, -R)||_p`` (no bias coordinate without
+        ``fit_intercept``): the p-norm margin, in [-1, 1] since ``||w||_q <= 1``.
+        For ``"voted"`` it is ``sum_k c_k sign(w_k . x)`` divided by the number of
+        trials, also in [-1, 1].
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self, "_states")
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        aug = -self.R_ if self.fit_intercept else 0.0
+        if self.output == "voted":
+            n = self.n_features_in_
+
+            def dots(G):
+                out = np.asarray(X @ G[:, :n].T)
+                if self.fit_intercept:
+                    out = out + aug * G[:, n]
+                return out
+
+            cols = []
+            for s in self._states:
+                col = s.voted_scores(dots)
+                cols.append(np.zeros(X.shape[0]) if col is None else col)
+            scores = np.column_stack(cols)
+        else:
+            coef, intercept = self._split(self._weights())
+            xscale = inverse_or_zero(augmented_norms_p(X, self.p_, aug))
+            scores = (np.asarray(X @ coef.T) + intercept) * xscale[:, None]
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class labels: sign for two classes, argmax of the outputs otherwise."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[scores.argmax(axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+def _canonical(X):
+    if sp.issparse(X) and not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _is_number(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)

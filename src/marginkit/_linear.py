@@ -1,0 +1,287 @@
+"""Compiled update loops for the linear p-norm family (Gentile 2001, Figure 1).
+
+The weight vector of ALMA_p lives in the q-norm space (1/p + 1/q = 1) while its
+updates are additive in the dual space: theta = f(w) with
+
+    f_i(w) = sign(w_i) |w_i|^(q-1) / ||w||_q^(q-2),
+
+and w = f^-1(theta), the same map with p in place of q (section 2 of the paper).
+Lemma 2 gives ||w||_q = ||theta||_p, and f is positively homogeneous, so the
+projection ``w / max(1, ||w||_q)`` of Figure 1 is a rescaling of theta.
+
+The loops below keep theta = s * v with one scalar scale ``s`` and maintain
+
+    g_i = sign(v_i) |v_i|^(p-1)          (so that w = sigma * g,
+    S   = sum_i |v_i|^p                    sigma = s / S^((p-2)/p))
+
+so that a trial costs one sparse dot product ``g . x`` and a correction touches
+only the non-zero coordinates of x: O(nnz(x)) for every p. ``S`` is updated
+incrementally and recomputed exactly whenever the corrections since the last
+recomputation have touched ``d`` coordinates (amortised O(1) per touched
+coordinate). When ``s`` gets small enough for ``S`` to approach overflow, s is
+folded into v (an O(d) step that happens at most a few times in a long stream).
+
+The averaged hypothesis sum_t w_(t+1) (Freund and Schapire 1999: each hypothesis
+is weighted by the number of trials it survived, the trial that created it
+included) is kept lazily: ``acc_i + g_i (Sigma - last_i)`` where ``Sigma`` sums
+sigma over trials and ``last_i`` is Sigma when g_i last changed.
+
+Every correction is logged (the instance's non-zeros and the coefficient added to
+v), so that the voted output sum_k c_k sign(w_k . x) can be replayed after
+training without keeping a copy of any hypothesis.
+
+No fastmath: a reordered sum could flip which trial triggers a correction.
+"""
+
+import numpy as np
+from numba import njit
+
+NUMBA_OPTS = {"cache": True, "nogil": True, "fastmath": False}
+
+# Indices into the float state vector ``fs``.
+F_S = 0  # scale s, theta = s * v
+F_SUM = 1  # S = sum |v_i|^p
+F_SIGMA = 2  # sum over trials of sigma (for the averaged output)
+F_WORK = 3  # coordinates touched since S was last recomputed
+F_PENDING = 4  # factor v was multiplied by since the last logged correction
+F_SIGMA_W = 5  # current sigma = s / S^((p-2)/p), 0 while w = 0
+N_FSTATE = 6
+
+# Indices into the integer state vector ``ist``.
+I_K = 0  # k of Figure 1: corrections so far + 1
+I_NHIST = 1  # corrections logged
+I_HNNZ = 2  # non-zeros logged
+N_ISTATE = 3
+
+
+@njit(**NUMBA_OPTS)
+def _recompute(v, g, p):
+    """Exact S = sum |v|^p and g = sign(v)|v|^(p-1) from v."""
+    total = 0.0
+    for i in range(v.shape[0]):
+        a = abs(v[i])
+        if p == 2.0:
+            g[i] = v[i]
+            total += a * a
+        elif a == 0.0:
+            g[i] = 0.0
+        else:
+            t = a ** (p - 1.0)
+            g[i] = t if v[i] > 0.0 else -t
+            total += t * a
+    return total
+
+
+@njit(**NUMBA_OPTS)
+def _sigma(s, total, p):
+    if total <= 0.0:
+        return 0.0
+    if p == 2.0:
+        return s
+    return s / total ** ((p - 2.0) / p)
+
+
+@njit(**NUMBA_OPTS)
+def _flush_average(g, acc, last, fs):
+    """Close the lazy averaging intervals of every coordinate and restart Sigma at 0."""
+    sig = fs[F_SIGMA]
+    for i in range(g.shape[0]):
+        acc[i] += g[i] * (sig - last[i])
+        last[i] = 0.0
+    fs[F_SIGMA] = 0.0
+
+
+@njit(**NUMBA_OPTS)
+def _touch(i, delta, v, g, acc, last, fs, p):
+    """v_i += delta, keeping g, S and the averaging accumulator of coordinate i."""
+    old = v[i]
+    new = old + delta
+    v[i] = new
+    acc[i] += g[i] * (fs[F_SIGMA] - last[i])
+    last[i] = fs[F_SIGMA]
+    if p == 2.0:
+        g[i] = new
+        fs[F_SUM] += new * new - old * old
+    else:
+        a_old = abs(old)
+        a_new = abs(new)
+        t_new = a_new ** (p - 1.0) if a_new > 0.0 else 0.0
+        t_old = a_old ** (p - 1.0) if a_old > 0.0 else 0.0
+        g[i] = t_new if new > 0.0 else -t_new
+        fs[F_SUM] += t_new * a_new - t_old * a_old
+
+
+@njit(**NUMBA_OPTS)
+def alma_pass(
+    X,
+    indptr,
+    indices,
+    data,
+    is_sparse,
+    aug,
+    xscale,
+    y,
+    order,
+    start,
+    p,
+    alpha,
+    B,
+    C,
+    fold_below,
+    v,
+    g,
+    acc,
+    last,
+    fs,
+    ist,
+    h_indptr,
+    h_indices,
+    h_data,
+    h_coef,
+    h_rescale,
+    h_count,
+):
+    """One pass of ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on one binary problem.
+
+    Rows ``order[start:]`` of X (dense, or CSR given as ``indptr, indices, data``)
+    are presented in that order. ``aug`` != 0 appends a constant coordinate
+    (index d - 1) holding ``aug`` to every instance (the (x, -R) bias augmentation).
+    ``xscale[r] = 1 / ||x_r||_p`` (0 for x_r = 0, which never updates: footnote 3).
+    ``y`` holds +1 / -1 for every row of X.
+
+    Returns the position in ``order`` reached: ``len(order)`` when done, less when
+    the correction log is full (the caller grows it and calls again from there).
+    """
+    n_total = order.shape[0]
+    d = v.shape[0]
+    n_feat = d - 1 if aug != 0.0 else d
+    sqrt_pm1 = np.sqrt(p - 1.0)
+    threshold_scale = (1.0 - alpha) * B * sqrt_pm1
+    cap_k = h_coef.shape[0]
+    cap_nnz = h_data.shape[0]
+    pos = start
+    while pos < n_total:
+        r = order[pos]
+        if is_sparse:
+            lo = indptr[r]
+            hi = indptr[r + 1]
+            row_nnz = hi - lo
+        else:
+            lo = 0
+            hi = 0
+            row_nnz = n_feat
+        extra = 1 if aug != 0.0 else 0
+        xs = xscale[r]
+        # Room in the log for a correction on this row?
+        if xs > 0.0 and (
+            ist[I_NHIST] >= cap_k or ist[I_HNNZ] + row_nnz + extra > cap_nnz
+        ):
+            return pos
+        yt = y[r]
+        k = ist[I_K]
+        if xs > 0.0:
+            # margin y_t w_k . x_hat_t with w = sigma * g
+            dot = 0.0
+            if is_sparse:
+                for jj in range(lo, hi):
+                    dot += g[indices[jj]] * data[jj]
+            else:
+                for j in range(n_feat):
+                    dot += g[j] * X[r, j]
+            if extra:
+                dot += g[d - 1] * aug
+            margin = yt * fs[F_SIGMA_W] * dot * xs
+            gamma_k = threshold_scale / np.sqrt(k)
+            if margin <= gamma_k:
+                eta = C / (sqrt_pm1 * np.sqrt(k))
+                # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
+                coef = eta * yt * xs / fs[F_S]
+                hk = ist[I_NHIST]
+                hn = ist[I_HNNZ]
+                h_coef[hk] = coef
+                h_rescale[hk] = fs[F_PENDING]
+                fs[F_PENDING] = 1.0
+                if is_sparse:
+                    for jj in range(lo, hi):
+                        i = indices[jj]
+                        xv = data[jj]
+                        _touch(i, coef * xv, v, g, acc, last, fs, p)
+                        h_indices[hn] = i
+                        h_data[hn] = xv
+                        hn += 1
+                else:
+                    for j in range(n_feat):
+                        xv = X[r, j]
+                        if xv != 0.0:
+                            _touch(j, coef * xv, v, g, acc, last, fs, p)
+                            h_indices[hn] = j
+                            h_data[hn] = xv
+                            hn += 1
+                if extra:
+                    _touch(d - 1, coef * aug, v, g, acc, last, fs, p)
+                    h_indices[hn] = d - 1
+                    h_data[hn] = aug
+                    hn += 1
+                fs[F_WORK] += hn - ist[I_HNNZ]
+                if fs[F_WORK] >= d:
+                    fs[F_SUM] = _recompute(v, g, p)
+                    fs[F_WORK] = 0.0
+                h_indptr[hk + 1] = hn
+                ist[I_NHIST] = hk + 1
+                ist[I_HNNZ] = hn
+                # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
+                total = fs[F_SUM]
+                if total > 0.0:
+                    if p == 2.0:
+                        norm = fs[F_S] * np.sqrt(total)
+                    else:
+                        norm = fs[F_S] * total ** (1.0 / p)
+                    if norm > 1.0:
+                        fs[F_S] /= norm
+                ist[I_K] = k + 1
+                if fs[F_S] < fold_below:
+                    # fold s into v before S = sum |v|^p can overflow
+                    _flush_average(g, acc, last, fs)
+                    s = fs[F_S]
+                    for i in range(d):
+                        v[i] *= s
+                    fs[F_SUM] = _recompute(v, g, p)
+                    fs[F_WORK] = 0.0
+                    fs[F_PENDING] *= s
+                    fs[F_S] = 1.0
+                fs[F_SIGMA_W] = _sigma(fs[F_S], fs[F_SUM], p)
+        # this trial's post-trial hypothesis is the current one
+        h_count[ist[I_NHIST]] += 1
+        fs[F_SIGMA] += fs[F_SIGMA_W]
+        pos += 1
+    return pos
+
+
+@njit(**NUMBA_OPTS)
+def replay_directions(
+    h_indptr, h_indices, h_data, h_coef, h_rescale, first, stop, v, p, out
+):
+    """Rebuild g_k = sign(v_k)|v_k|^(p-1) for hypotheses ``first+1 .. stop``.
+
+    ``v`` holds v after correction ``first`` and is advanced to ``stop``; row
+    ``k - first - 1`` of ``out`` receives g after correction k. w_k is a positive
+    multiple of g_k, so sign(w_k . x) = sign(g_k . x): all the voted output needs.
+    """
+    for k in range(first, stop):
+        factor = h_rescale[k]
+        if factor != 1.0:
+            for i in range(v.shape[0]):
+                v[i] *= factor
+        c = h_coef[k]
+        for jj in range(h_indptr[k], h_indptr[k + 1]):
+            v[h_indices[jj]] += c * h_data[jj]
+        row = out[k - first]
+        for i in range(v.shape[0]):
+            a = v[i]
+            if p == 2.0:
+                row[i] = a
+            elif a == 0.0:
+                row[i] = 0.0
+            else:
+                t = abs(a) ** (p - 1.0)
+                row[i] = t if a > 0.0 else -t
