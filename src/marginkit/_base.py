@@ -5,8 +5,6 @@ calls a compiled pass (see :mod:`marginkit._linear`) once per binary problem and
 epoch; it never loops over samples in Python.
 """
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -38,7 +36,8 @@ class _Batch:
             self.indptr, self.indices, self.data = _EMPTY_I, _EMPTY_I[:0], _EMPTY_F
             self.row_nnz = None
         self.aug = float(aug)
-        self.xscale = inverse_or_zero(augmented_norms_p(X, p, self.aug))
+        # 1 / ||(x, aug)||_p, computed by the compiled pass on first sight of a row
+        self.xscale = np.full(self.n_samples, -1.0)
 
     def max_row_nnz(self, rows):
         extra = 1 if self.aug != 0.0 else 0
@@ -85,7 +84,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         d = n_features + (1 if self.fit_intercept else 0)
         self.p_ = self._resolve_p(d)
         if self.fit_intercept:
-            norms, _ = row_norms_p(X, self.p_)
+            norms = row_norms_p(X, self.p_)
             radius = float(norms.max()) if norms.size else 0.0
             self.R_ = radius if radius > 0 else 1.0
         else:
@@ -125,7 +124,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             while pos < order.shape[0]:
                 pos = self._run(state, batch, targets[j], order, pos)
                 if pos < order.shape[0]:
-                    state.grow(batch.max_row_nnz(order[pos : pos + 1]))
+                    state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
         self.n_corrections_per_class_ = np.array(
             [s.n_corrections for s in self._states], dtype=np.int64
         )
@@ -138,8 +137,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         if classes.shape[0] < 2:
             raise ValueError(
-                "The number of classes has to be greater than one; got %d class"
-                % classes.shape[0]
+                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
             )
         self.classes_ = classes
         self._initialise(X)
@@ -155,13 +153,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         X, y = self._validate_Xy(X, y, reset=first)
         unseen = np.setdiff1d(np.unique(y), self.classes_)
         if unseen.size:
-            raise ValueError(
-                "y contains labels %s that are not in classes %s" % (unseen, self.classes_)
-            )
+            raise ValueError(f"y contains labels {unseen} that are not in classes {self.classes_}")
         if self.classes_.shape[0] < 2:
             raise ValueError(
-                "The number of classes has to be greater than one; got %d class"
-                % self.classes_.shape[0]
+                "The number of classes has to be greater than one; "
+                f"got {self.classes_.shape[0]} class"
             )
         if first:
             self._initialise(X)
@@ -256,7 +252,3 @@ def _canonical(X):
         X = X.copy()
         X.sum_duplicates()
     return X
-
-
-def _is_number(x):
-    return isinstance(x, numbers.Real) and not isinstance(x, bool)

@@ -24,7 +24,9 @@ folded into v (an O(d) step that happens at most a few times in a long stream).
 The averaged hypothesis sum_t w_(t+1) (Freund and Schapire 1999: each hypothesis
 is weighted by the number of trials it survived, the trial that created it
 included) is kept lazily: ``acc_i + g_i (Sigma - last_i)`` where ``Sigma`` sums
-sigma over trials and ``last_i`` is Sigma when g_i last changed.
+sigma over trials and ``last_i`` is Sigma when g_i last changed. sigma shrinks as
+v grows, so Sigma is restarted from 0 (every interval closed into ``acc``) when
+the trials' additions become small against it.
 
 Every correction is logged (the instance's non-zeros and the coefficient added to
 v), so that the voted output sum_k c_k sign(w_k . x) can be replayed after
@@ -52,6 +54,10 @@ I_K = 0  # k of Figure 1: corrections so far + 1
 I_NHIST = 1  # corrections logged
 I_HNNZ = 2  # non-zeros logged
 N_ISTATE = 3
+
+# Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
+# to it, so that Sigma - last_i keeps at least 12 significant digits.
+FLUSH_RATIO = 1e-4
 
 
 @njit(**NUMBA_OPTS)
@@ -112,6 +118,48 @@ def _touch(i, delta, v, g, acc, last, fs, p):
 
 
 @njit(**NUMBA_OPTS)
+def row_scale(X, indptr, indices, data, is_sparse, r, aug, p):
+    """1 / ||(x_r, aug)||_p, or 0 for the zero vector; overflow-safe for large p."""
+    if is_sparse:
+        norm = scaled_norm(data[indptr[r] : indptr[r + 1]], p)
+    else:
+        norm = scaled_norm(X[r], p)
+    if aug != 0.0:
+        a = abs(aug)
+        big = max(norm, a)
+        if p == 2.0:
+            norm = big * np.sqrt((norm / big) ** 2 + (a / big) ** 2)
+        else:
+            norm = big * ((norm / big) ** p + (a / big) ** p) ** (1.0 / p)
+    return 1.0 / norm if norm > 0.0 else 0.0
+
+
+@njit(**NUMBA_OPTS)
+def scaled_norm(vals, p):
+    """p-norm of a vector, dividing by its largest magnitude first when needed."""
+    if p == 2.0:
+        # one pass when the plain sum of squares neither overflows nor underflows
+        total = 0.0
+        for a in vals:
+            total += a * a
+        if 1e-290 < total < 1e290:
+            return np.sqrt(total)
+        if total == 0.0:
+            return 0.0
+    peak = 0.0
+    for a in vals:
+        if abs(a) > peak:
+            peak = abs(a)
+    if peak == 0.0:
+        return 0.0
+    total = 0.0
+    for a in vals:
+        t = abs(a) / peak
+        total += t * t if p == 2.0 else t**p
+    return peak * (np.sqrt(total) if p == 2.0 else total ** (1.0 / p))
+
+
+@njit(**NUMBA_OPTS)
 def alma_pass(
     X,
     indptr,
@@ -134,31 +182,36 @@ def alma_pass(
     last,
     fs,
     ist,
-    h_indptr,
-    h_indices,
-    h_data,
+    h_start,
+    h_stop,
     h_coef,
     h_rescale,
     h_count,
+    b_indices,
+    b_data,
 ):
     """One pass of ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on one binary problem.
 
     Rows ``order[start:]`` of X (dense, or CSR given as ``indptr, indices, data``)
     are presented in that order. ``aug`` != 0 appends a constant coordinate
     (index d - 1) holding ``aug`` to every instance (the (x, -R) bias augmentation).
-    ``xscale[r] = 1 / ||x_r||_p`` (0 for x_r = 0, which never updates: footnote 3).
-    ``y`` holds +1 / -1 for every row of X.
+    ``xscale[r] = 1 / ||x_r||_p`` (0 for x_r = 0, which never updates: footnote 3;
+    negative for "not computed yet", filled in here). ``y`` holds +1 / -1 for every
+    row of X.
 
+    Corrections are logged: ``h_*`` per correction, the non-zeros of its instance
+    in the current log block ``b_indices, b_data`` (filled up to ``ist[I_HNNZ]``).
     Returns the position in ``order`` reached: ``len(order)`` when done, less when
-    the correction log is full (the caller grows it and calls again from there).
+    the log is full (the caller makes room and calls again from there).
     """
     n_total = order.shape[0]
     d = v.shape[0]
-    n_feat = d - 1 if aug != 0.0 else d
+    extra = 1 if aug != 0.0 else 0
+    n_feat = d - extra
     sqrt_pm1 = np.sqrt(p - 1.0)
     threshold_scale = (1.0 - alpha) * B * sqrt_pm1
     cap_k = h_coef.shape[0]
-    cap_nnz = h_data.shape[0]
+    cap_nnz = b_data.shape[0]
     pos = start
     while pos < n_total:
         r = order[pos]
@@ -170,24 +223,23 @@ def alma_pass(
             lo = 0
             hi = 0
             row_nnz = n_feat
-        extra = 1 if aug != 0.0 else 0
         xs = xscale[r]
+        if xs < 0.0:
+            xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
+            xscale[r] = xs
         # Room in the log for a correction on this row?
-        if xs > 0.0 and (
-            ist[I_NHIST] >= cap_k or ist[I_HNNZ] + row_nnz + extra > cap_nnz
-        ):
+        if xs > 0.0 and (ist[I_NHIST] >= cap_k or ist[I_HNNZ] + row_nnz + extra > cap_nnz):
             return pos
         yt = y[r]
         k = ist[I_K]
         if xs > 0.0:
             # margin y_t w_k . x_hat_t with w = sigma * g
-            dot = 0.0
             if is_sparse:
+                dot = 0.0
                 for jj in range(lo, hi):
                     dot += g[indices[jj]] * data[jj]
             else:
-                for j in range(n_feat):
-                    dot += g[j] * X[r, j]
+                dot = np.dot(g[:n_feat], X[r])
             if extra:
                 dot += g[d - 1] * aug
             margin = yt * fs[F_SIGMA_W] * dot * xs
@@ -200,33 +252,34 @@ def alma_pass(
                 hn = ist[I_HNNZ]
                 h_coef[hk] = coef
                 h_rescale[hk] = fs[F_PENDING]
+                h_start[hk] = hn
                 fs[F_PENDING] = 1.0
                 if is_sparse:
                     for jj in range(lo, hi):
                         i = indices[jj]
                         xv = data[jj]
                         _touch(i, coef * xv, v, g, acc, last, fs, p)
-                        h_indices[hn] = i
-                        h_data[hn] = xv
+                        b_indices[hn] = i
+                        b_data[hn] = xv
                         hn += 1
                 else:
                     for j in range(n_feat):
                         xv = X[r, j]
                         if xv != 0.0:
                             _touch(j, coef * xv, v, g, acc, last, fs, p)
-                            h_indices[hn] = j
-                            h_data[hn] = xv
+                            b_indices[hn] = j
+                            b_data[hn] = xv
                             hn += 1
                 if extra:
                     _touch(d - 1, coef * aug, v, g, acc, last, fs, p)
-                    h_indices[hn] = d - 1
-                    h_data[hn] = aug
+                    b_indices[hn] = d - 1
+                    b_data[hn] = aug
                     hn += 1
                 fs[F_WORK] += hn - ist[I_HNNZ]
                 if fs[F_WORK] >= d:
                     fs[F_SUM] = _recompute(v, g, p)
                     fs[F_WORK] = 0.0
-                h_indptr[hk + 1] = hn
+                h_stop[hk] = hn
                 ist[I_NHIST] = hk + 1
                 ist[I_HNNZ] = hn
                 # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
@@ -253,18 +306,23 @@ def alma_pass(
         # this trial's post-trial hypothesis is the current one
         h_count[ist[I_NHIST]] += 1
         fs[F_SIGMA] += fs[F_SIGMA_W]
+        if fs[F_SIGMA_W] < FLUSH_RATIO * fs[F_SIGMA]:
+            # sigma has become small against Sigma: restart Sigma before the
+            # differences Sigma - last_i lose their digits
+            _flush_average(g, acc, last, fs)
         pos += 1
     return pos
 
 
 @njit(**NUMBA_OPTS)
 def replay_directions(
-    h_indptr, h_indices, h_data, h_coef, h_rescale, first, stop, v, p, out
+    h_start, h_stop, h_coef, h_rescale, b_indices, b_data, first, stop, v, p, out
 ):
     """Rebuild g_k = sign(v_k)|v_k|^(p-1) for hypotheses ``first+1 .. stop``.
 
-    ``v`` holds v after correction ``first`` and is advanced to ``stop``; row
-    ``k - first - 1`` of ``out`` receives g after correction k. w_k is a positive
+    Corrections ``first .. stop-1`` must all be logged in the block ``b_indices,
+    b_data``. ``v`` holds v after correction ``first`` and is advanced to ``stop``;
+    row ``k - first`` of ``out`` receives g after correction k + 1. w_k is a positive
     multiple of g_k, so sign(w_k . x) = sign(g_k . x): all the voted output needs.
     """
     for k in range(first, stop):
@@ -273,8 +331,8 @@ def replay_directions(
             for i in range(v.shape[0]):
                 v[i] *= factor
         c = h_coef[k]
-        for jj in range(h_indptr[k], h_indptr[k + 1]):
-            v[h_indices[jj]] += c * h_data[jj]
+        for jj in range(h_start[k], h_stop[k]):
+            v[b_indices[jj]] += c * b_data[jj]
         row = out[k - first]
         for i in range(v.shape[0]):
             a = v[i]

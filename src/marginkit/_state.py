@@ -14,6 +14,10 @@ _INDEX = np.int32
 class PNormState:
     """Weights, lazy averaging accumulators and correction log of one binary problem.
 
+    The log keeps, for every correction, the coefficient added to v and the
+    non-zeros of its instance, in blocks that are appended (never copied) as the
+    stream grows; the voted output replays it.
+
     Parameters
     ----------
     d : int
@@ -23,7 +27,7 @@ class PNormState:
         The norm of the instances; the weights live in the dual q-norm.
     """
 
-    def __init__(self, d, p, cap_k=16, cap_nnz=None):
+    def __init__(self, d, p, cap_k=64):
         self.d = int(d)
         self.p = float(p)
         self.v = np.zeros(d)
@@ -35,28 +39,47 @@ class PNormState:
         self.fs[L.F_PENDING] = 1.0
         self.ist = np.zeros(L.N_ISTATE, dtype=np.int64)
         self.ist[L.I_K] = 1
-        cap_nnz = max(16, cap_k * min(d, 64)) if cap_nnz is None else cap_nnz
-        self.h_indptr = np.zeros(cap_k + 1, dtype=np.int64)
-        self.h_indices = np.zeros(cap_nnz, dtype=_INDEX)
-        self.h_data = np.zeros(cap_nnz)
+        self.h_start = np.zeros(cap_k, dtype=np.int64)
+        self.h_stop = np.zeros(cap_k, dtype=np.int64)
         self.h_coef = np.zeros(cap_k)
         self.h_rescale = np.ones(cap_k)
         self.h_count = np.zeros(cap_k + 1, dtype=np.int64)
+        size = max(1024, 16 * (d + 1))
+        self.b_indices = [np.empty(size, dtype=_INDEX)]
+        self.b_data = [np.empty(size)]
+        self.b_first = [0]  # first correction logged in each block
 
     # -- growth of the correction log --------------------------------------------
-    def grow(self, row_nnz):
-        """Make room for at least one more correction of ``row_nnz`` non-zeros."""
-        k, nnz = self.n_corrections, int(self.ist[L.I_HNNZ])
+    def make_room(self, row_nnz):
+        """Room for at least one more correction whose instance has ``row_nnz`` non-zeros."""
+        k = self.n_corrections
         if k >= self.h_coef.shape[0]:
             cap = 2 * self.h_coef.shape[0]
-            self.h_indptr = _resized(self.h_indptr, cap + 1)
+            self.h_start = _resized(self.h_start, cap)
+            self.h_stop = _resized(self.h_stop, cap)
             self.h_coef = _resized(self.h_coef, cap)
-            self.h_rescale = _resized(self.h_rescale, cap, fill=1.0)
-            self.h_count = _resized(self.h_count, cap + 1)
-        if nnz + row_nnz > self.h_data.shape[0]:
-            cap = max(2 * self.h_data.shape[0], nnz + row_nnz)
-            self.h_indices = _resized(self.h_indices, cap)
-            self.h_data = _resized(self.h_data, cap)
+            self.h_rescale = _resized(self.h_rescale, cap)
+            self.h_count = _resized(self.h_count, cap + 1, zero=True)
+        fill = int(self.ist[L.I_HNNZ])
+        if fill + row_nnz > self.b_data[-1].shape[0]:
+            size = max(2 * self.b_data[-1].shape[0], row_nnz)
+            size = min(size, max(1 << 24, row_nnz))
+            self.b_indices.append(np.empty(size, dtype=_INDEX))
+            self.b_data.append(np.empty(size))
+            self.b_first.append(k)
+            self.ist[L.I_HNNZ] = 0
+
+    def log_arrays(self):
+        """The arguments of the compiled passes that hold the correction log."""
+        return (
+            self.h_start,
+            self.h_stop,
+            self.h_coef,
+            self.h_rescale,
+            self.h_count,
+            self.b_indices[-1],
+            self.b_data[-1],
+        )
 
     # -- what the state means ------------------------------------------------------
     @property
@@ -89,41 +112,52 @@ class PNormState:
         """theta = f(w), the dual vector to which corrections are added."""
         return self.fs[L.F_S] * self.v
 
-    def voted_scores(self, X_aug_dot, chunk_elems=1 << 22):
-        """sum_k c_k sign(w_k . x) / trials, replaying the correction log.
+    def directions(self, chunk_elems=1 << 22):
+        """Yield ``(first, G)``: rows of G are g_k for hypotheses first+1, first+2, ...
 
-        ``X_aug_dot(G)`` must return the (n_samples, len(G)) products of the
-        instances (with their bias coordinate) with the rows of G.
+        g_k is a positive multiple of w_k (k >= 1), rebuilt from the log in chunks of
+        at most ``chunk_elems`` numbers.
         """
         K = self.n_corrections
-        n_trials = self.n_trials
-        total = None
         v = np.zeros(self.d)
         chunk = max(1, chunk_elems // max(self.d, 1))
-        for first in range(0, K, chunk):
-            stop = min(K, first + chunk)
-            G = np.empty((stop - first, self.d))
-            L.replay_directions(
-                self.h_indptr,
-                self.h_indices,
-                self.h_data,
-                self.h_coef,
-                self.h_rescale,
-                first,
-                stop,
-                v,
-                self.p,
-                G,
-            )
-            part = np.sign(X_aug_dot(G)) @ self.h_count[first + 1 : stop + 1].astype(float)
+        bounds = [*self.b_first, K]
+        for b in range(len(self.b_first)):
+            for first in range(bounds[b], bounds[b + 1], chunk):
+                stop = min(bounds[b + 1], first + chunk)
+                G = np.empty((stop - first, self.d))
+                L.replay_directions(
+                    self.h_start,
+                    self.h_stop,
+                    self.h_coef,
+                    self.h_rescale,
+                    self.b_indices[b],
+                    self.b_data[b],
+                    first,
+                    stop,
+                    v,
+                    self.p,
+                    G,
+                )
+                yield first, G
+
+    def voted_scores(self, dots):
+        """sum_k c_k sign(w_k . x) / trials, replaying the correction log.
+
+        ``dots(G)`` must return the (n_samples, len(G)) products of the instances
+        (with their bias coordinate) with the rows of G. None before any correction.
+        """
+        total = None
+        for first, G in self.directions():
+            counts = self.h_count[first + 1 : first + 1 + G.shape[0]].astype(float)
+            part = np.sign(dots(G)) @ counts
             total = part if total is None else total + part
-        if total is None:
-            return None
-        return total / n_trials
+        return None if total is None else total / self.n_trials
 
 
-def _resized(a, n, fill=0):
-    out = np.full(n, fill, dtype=a.dtype)
+def _resized(a, n, zero=False):
+    """A copy of ``a`` with room for n entries (the new ones zero only if asked)."""
+    out = np.zeros(n, dtype=a.dtype) if zero else np.empty(n, dtype=a.dtype)
     m = min(n, a.shape[0])
     out[:m] = a[:m]
     return out

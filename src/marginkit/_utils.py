@@ -2,6 +2,9 @@
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
+
+from ._linear import scaled_norm
 
 
 def row_norms_p(X, p):
@@ -10,27 +13,30 @@ def row_norms_p(X, p):
     Each row is divided by its largest absolute value before the powers are taken,
     so ``p`` = 2 ln(n) on raw pixel values cannot overflow.
     """
+    out = np.empty(X.shape[0])
     if sp.issparse(X):
-        absx = abs(X).tocsr()
-        peak = absx.max(axis=1).toarray().ravel()
-        scale = np.where(peak > 0, peak, 1.0)
-        scaled = sp.diags(1.0 / scale) @ absx
-        if p == 2:
-            sums = np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel()
-        else:
-            sums = np.asarray(scaled.power(p).sum(axis=1)).ravel()
+        X = X.tocsr()
+        _csr_row_norms(X.indptr, X.indices, np.asarray(X.data, dtype=np.float64), float(p), out)
     else:
-        absx = np.abs(X)
-        peak = absx.max(axis=1) if X.shape[1] else np.zeros(X.shape[0])
-        scale = np.where(peak > 0, peak, 1.0)
-        scaled = absx / scale[:, None]
-        sums = np.einsum("ij,ij->i", scaled, scaled) if p == 2 else (scaled**p).sum(axis=1)
-    return scale * sums ** (1.0 / p), peak
+        _dense_row_norms(np.asarray(X, dtype=np.float64), float(p), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _dense_row_norms(X, p, out):
+    for r in range(X.shape[0]):
+        out[r] = scaled_norm(X[r], p)
+
+
+@njit(cache=True, nogil=True)
+def _csr_row_norms(indptr, indices, data, p, out):
+    for r in range(out.shape[0]):
+        out[r] = scaled_norm(data[indptr[r] : indptr[r + 1]], p)
 
 
 def augmented_norms_p(X, p, aug):
     """p-norm of every row of (X, aug): the instance with its constant bias coordinate."""
-    norms, _ = row_norms_p(X, p)
+    norms = row_norms_p(X, p)
     if aug == 0.0:
         return norms
     a = abs(aug)

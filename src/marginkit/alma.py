@@ -9,6 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _linear as L
 from ._base import OnlineLinearClassifier
 
+SQRT2 = float(np.sqrt(2.0))
+
 
 class ALMAClassifier(OnlineLinearClassifier):
     """ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
@@ -117,7 +119,7 @@ class ALMAClassifier(OnlineLinearClassifier):
         alpha=1.0,
         p=2.0,
         B=None,
-        C=np.sqrt(2.0),
+        C=SQRT2,
         output="last",
         n_epochs=1,
         shuffle=False,
@@ -200,10 +202,5 @@ class ALMAClassifier(OnlineLinearClassifier):
             state.last,
             state.fs,
             state.ist,
-            state.h_indptr,
-            state.h_indices,
-            state.h_data,
-            state.h_coef,
-            state.h_rescale,
-            state.h_count,
+            *state.log_arrays(),
         )

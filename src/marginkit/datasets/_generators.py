@@ -60,9 +60,7 @@ def make_sparse_target(
     u : ndarray of shape (n_features,), only with ``return_target=True``
     """
     if n_relevant > n_features:
-        raise ValueError(
-            f"n_relevant={n_relevant} must be <= n_features={n_features}"
-        )
+        raise ValueError(f"n_relevant={n_relevant} must be <= n_features={n_features}")
     rng = check_random_state(random_state)
     u = np.zeros(n_features)
     support = rng.choice(n_features, size=n_relevant, replace=False)

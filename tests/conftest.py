@@ -1,0 +1,28 @@
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture
+def shared_data():
+    """../shared/data when present; the test is skipped with the reason otherwise."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data sets not found at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
+    """Small overlapping Gaussian classes; optionally sparsified (CSR)."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=1.5, size=(n_classes, d))
+    y = rng.integers(0, n_classes, size=n)
+    X = centers[y] + rng.normal(size=(n, d))
+    if sparse_density is not None:
+        mask = rng.uniform(size=X.shape) < sparse_density
+        X = sp.csr_matrix(X * mask)
+    return X, y

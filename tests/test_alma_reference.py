@@ -1,0 +1,105 @@
+"""ALMAClassifier against the slow reference of tests/reference.py (Figure 1)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from reference import alma_fit, alma_scores
+
+from marginkit import ALMAClassifier
+
+RTOL = 1e-10
+
+
+def rel_err(a, b):
+    scale = max(np.max(np.abs(b)), 1e-300)
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 6.0, 10.0])
+@pytest.mark.parametrize("alpha", [1.0, 0.9, 0.5])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
+    X, y = make_blobs_pm(
+        n=150,
+        d=10,
+        n_classes=n_classes,
+        seed=int(p * 10 + alpha * 7 + n_classes),
+        sparse_density=0.6 if sparse else None,
+    )
+    B, C = 1.0 / alpha, np.sqrt(2.0)
+    runs, _ = alma_fit(X, y, p, alpha, B, C, n_epochs=2)
+    clf = ALMAClassifier(p=p, alpha=alpha, n_epochs=2).fit(X, y)
+    assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+    assert clf.n_corrections_ == sum(len(h) - 1 for h, _ in runs)
+    for j, (hyps, counts) in enumerate(runs):
+        assert rel_err(clf.coef_[j], hyps[-1]) < RTOL
+        assert clf.n_trials_ == sum(counts)
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        want = alma_scores(runs, X, p, output)
+        assert rel_err(clf.decision_function(X), want) < 1e-9, output
+
+
+@pytest.mark.parametrize("p", [2.0, 6.0])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_intercept_matches_augmented_reference(p, n_classes):
+    X, y = make_blobs_pm(n=120, d=6, n_classes=n_classes, seed=3)
+    X = X + 4.0  # far from the origin: the bias matters
+    runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
+    clf = ALMAClassifier(p=p, alpha=0.8, fit_intercept=True).fit(X, y)
+    assert np.isclose(clf.R_, R, rtol=1e-12)
+    assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), alma_scores(runs, X, p, output, R=R)) < 1e-9
+    clf.set_params(output="last")
+    for j, (hyps, _) in enumerate(runs):
+        assert rel_err(clf.coef_[j], hyps[-1][:-1]) < RTOL
+        assert np.isclose(clf.intercept_[j], -R * hyps[-1][-1], rtol=1e-9, atol=1e-15)
+
+
+def test_dense_and_sparse_agree_exactly():
+    X, y = make_blobs_pm(n=300, d=15, n_classes=3, seed=5, sparse_density=0.3)
+    a = ALMAClassifier(p=4.0, alpha=0.7).fit(X, y)
+    b = ALMAClassifier(p=4.0, alpha=0.7).fit(X.toarray(), y)
+    assert a.n_corrections_ == b.n_corrections_
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("splits", [[1] * 40, [7, 13, 20], [39, 1], [40]])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partial_fit_any_split_equals_fit(splits, sparse):
+    X, y = make_blobs_pm(n=40, d=8, n_classes=3, seed=11, sparse_density=0.5 if sparse else None)
+    whole = ALMAClassifier(p=3.0, alpha=0.9).fit(X, y)
+    part = ALMAClassifier(p=3.0, alpha=0.9)
+    start = 0
+    for size in splits:
+        part.partial_fit(X[start : start + size], y[start : start + size], classes=[0, 1, 2])
+        start += size
+    assert part.n_corrections_ == whole.n_corrections_
+    for output in ["last", "avg", "voted"]:
+        whole.set_params(output=output)
+        part.set_params(output=output)
+        np.testing.assert_array_equal(part.decision_function(X), whole.decision_function(X))
+
+
+def test_zero_instances_never_update():
+    X, y = make_blobs_pm(n=60, d=5, seed=2)
+    X[::3] = 0.0
+    runs, _ = alma_fit(X, y, 2.0, 0.9, 1 / 0.9, np.sqrt(2))
+    clf = ALMAClassifier(alpha=0.9).fit(X, y)
+    assert clf.n_corrections_ == len(runs[0][0]) - 1
+    assert clf.n_trials_ == 60
+    Xs = sp.csr_matrix(X)
+    assert ALMAClassifier(alpha=0.9).fit(Xs, y).n_corrections_ == clf.n_corrections_
+
+
+def test_shuffle_is_seeded_and_changes_order():
+    X, y = make_blobs_pm(n=200, d=8, n_classes=3, seed=4)
+    a = ALMAClassifier(alpha=0.8, shuffle=True, random_state=0, n_epochs=2).fit(X, y)
+    b = ALMAClassifier(alpha=0.8, shuffle=True, random_state=0, n_epochs=2).fit(X, y)
+    c = ALMAClassifier(alpha=0.8, shuffle=False, n_epochs=2).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.array_equal(a.coef_, c.coef_)
