@@ -103,3 +103,28 @@ def test_shuffle_is_seeded_and_changes_order():
     c = ALMAClassifier(alpha=0.8, shuffle=False, n_epochs=2).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
+
+
+@pytest.mark.parametrize("p", [2.0, 5.0])
+def test_scale_folding_is_invisible(p, monkeypatch):
+    """Folding s into v (done on long streams before |v|^p overflows) changes nothing.
+
+    The threshold is raised so that folds happen every few corrections here.
+    """
+    from marginkit import alma
+
+    original = alma.ALMAClassifier._initialise
+
+    def often(self, X):
+        original(self, X)
+        self._fold_below = 0.9
+
+    X, y = make_blobs_pm(n=200, d=9, n_classes=3, seed=8, sparse_density=0.7)
+    runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), n_epochs=2)
+    monkeypatch.setattr(alma.ALMAClassifier, "_initialise", often)
+    clf = ALMAClassifier(p=p, alpha=0.6, n_epochs=2).fit(X, y)
+    assert any(s.h_rescale[: s.n_corrections].min() < 1.0 for s in clf._states)
+    assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), alma_scores(runs, X, p, output)) < 1e-9
