@@ -60,6 +60,25 @@ N_ISTATE = 3
 FLUSH_RATIO = 1e-4
 
 
+@njit(inline="always", **NUMBA_OPTS)
+def power(a, e):
+    """a ** e for a >= 0; by repeated squaring when e is a small whole number.
+
+    pow() costs tens of cycles; p = 4, 6, 10 are the paper's common choices.
+    """
+    ie = int(e)
+    if ie == e and 0 <= ie <= 64:
+        result = 1.0
+        base = a
+        while ie > 0:
+            if ie & 1:
+                result *= base
+            base *= base
+            ie >>= 1
+        return result
+    return a**e
+
+
 @njit(**NUMBA_OPTS)
 def _recompute(v, g, p):
     """Exact S = sum |v|^p and g = sign(v)|v|^(p-1) from v."""
@@ -72,7 +91,7 @@ def _recompute(v, g, p):
         elif a == 0.0:
             g[i] = 0.0
         else:
-            t = a ** (p - 1.0)
+            t = power(a, p - 1.0)
             g[i] = t if v[i] > 0.0 else -t
             total += t * a
     return total
@@ -88,33 +107,30 @@ def _sigma(s, total, p):
 
 
 @njit(**NUMBA_OPTS)
-def _flush_average(g, acc, last, fs):
-    """Close the lazy averaging intervals of every coordinate and restart Sigma at 0."""
-    sig = fs[F_SIGMA]
+def _flush_average(g, acc, last, sigma_total):
+    """Close the lazy averaging intervals of every coordinate; Sigma restarts at 0."""
     for i in range(g.shape[0]):
-        acc[i] += g[i] * (sig - last[i])
+        acc[i] += g[i] * (sigma_total - last[i])
         last[i] = 0.0
-    fs[F_SIGMA] = 0.0
 
 
-@njit(**NUMBA_OPTS)
-def _touch(i, delta, v, g, acc, last, fs, p):
-    """v_i += delta, keeping g, S and the averaging accumulator of coordinate i."""
+@njit(inline="always", **NUMBA_OPTS)
+def _touch(i, delta, v, g, acc, last, sigma_total, p):
+    """v_i += delta, keeping g_i and the averaging accumulator; returns the change of S."""
     old = v[i]
     new = old + delta
     v[i] = new
-    acc[i] += g[i] * (fs[F_SIGMA] - last[i])
-    last[i] = fs[F_SIGMA]
+    acc[i] += g[i] * (sigma_total - last[i])
+    last[i] = sigma_total
     if p == 2.0:
         g[i] = new
-        fs[F_SUM] += new * new - old * old
-    else:
-        a_old = abs(old)
-        a_new = abs(new)
-        t_new = a_new ** (p - 1.0) if a_new > 0.0 else 0.0
-        t_old = a_old ** (p - 1.0) if a_old > 0.0 else 0.0
-        g[i] = t_new if new > 0.0 else -t_new
-        fs[F_SUM] += t_new * a_new - t_old * a_old
+        return new * new - old * old
+    a_new = abs(new)
+    t_new = power(a_new, p - 1.0) if a_new > 0.0 else 0.0
+    # |g_i| = |v_i|^(p-1), so |v_i|^p = |g_i| |v_i|
+    change = t_new * a_new - abs(g[i]) * abs(old)
+    g[i] = t_new if new > 0.0 else -t_new
+    return change
 
 
 @njit(**NUMBA_OPTS)
@@ -139,9 +155,7 @@ def scaled_norm(vals, p):
     """p-norm of a vector, dividing by its largest magnitude first when needed."""
     if p == 2.0:
         # one pass when the plain sum of squares neither overflows nor underflows
-        total = 0.0
-        for a in vals:
-            total += a * a
+        total = np.dot(vals, vals)
         if 1e-290 < total < 1e290:
             return np.sqrt(total)
         if total == 0.0:
@@ -155,7 +169,7 @@ def scaled_norm(vals, p):
     total = 0.0
     for a in vals:
         t = abs(a) / peak
-        total += t * t if p == 2.0 else t**p
+        total += power(t, p)
     return peak * (np.sqrt(total) if p == 2.0 else total ** (1.0 / p))
 
 
@@ -212,6 +226,16 @@ def alma_pass(
     threshold_scale = (1.0 - alpha) * B * sqrt_pm1
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
+    # the state, held in locals for the loop
+    s = fs[F_S]
+    total = fs[F_SUM]
+    sigma_total = fs[F_SIGMA]
+    work = fs[F_WORK]
+    pending = fs[F_PENDING]
+    sigma_w = fs[F_SIGMA_W]
+    k = ist[I_K]
+    hk = ist[I_NHIST]
+    hn = ist[I_HNNZ]
     pos = start
     while pos < n_total:
         r = order[pos]
@@ -228,11 +252,10 @@ def alma_pass(
             xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
             xscale[r] = xs
         # Room in the log for a correction on this row?
-        if xs > 0.0 and (ist[I_NHIST] >= cap_k or ist[I_HNNZ] + row_nnz + extra > cap_nnz):
-            return pos
-        yt = y[r]
-        k = ist[I_K]
+        if xs > 0.0 and (hk >= cap_k or hn + row_nnz + extra > cap_nnz):
+            break
         if xs > 0.0:
+            yt = y[r]
             # margin y_t w_k . x_hat_t with w = sigma * g
             if is_sparse:
                 dot = 0.0
@@ -242,23 +265,22 @@ def alma_pass(
                 dot = np.dot(g[:n_feat], X[r])
             if extra:
                 dot += g[d - 1] * aug
-            margin = yt * fs[F_SIGMA_W] * dot * xs
+            margin = yt * sigma_w * dot * xs
             gamma_k = threshold_scale / np.sqrt(k)
             if margin <= gamma_k:
                 eta = C / (sqrt_pm1 * np.sqrt(k))
                 # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
-                coef = eta * yt * xs / fs[F_S]
-                hk = ist[I_NHIST]
-                hn = ist[I_HNNZ]
+                coef = eta * yt * xs / s
                 h_coef[hk] = coef
-                h_rescale[hk] = fs[F_PENDING]
+                h_rescale[hk] = pending
                 h_start[hk] = hn
-                fs[F_PENDING] = 1.0
+                pending = 1.0
+                first = hn
                 if is_sparse:
                     for jj in range(lo, hi):
                         i = indices[jj]
                         xv = data[jj]
-                        _touch(i, coef * xv, v, g, acc, last, fs, p)
+                        total += _touch(i, coef * xv, v, g, acc, last, sigma_total, p)
                         b_indices[hn] = i
                         b_data[hn] = xv
                         hn += 1
@@ -266,51 +288,59 @@ def alma_pass(
                     for j in range(n_feat):
                         xv = X[r, j]
                         if xv != 0.0:
-                            _touch(j, coef * xv, v, g, acc, last, fs, p)
+                            total += _touch(j, coef * xv, v, g, acc, last, sigma_total, p)
                             b_indices[hn] = j
                             b_data[hn] = xv
                             hn += 1
                 if extra:
-                    _touch(d - 1, coef * aug, v, g, acc, last, fs, p)
+                    total += _touch(d - 1, coef * aug, v, g, acc, last, sigma_total, p)
                     b_indices[hn] = d - 1
                     b_data[hn] = aug
                     hn += 1
-                fs[F_WORK] += hn - ist[I_HNNZ]
-                if fs[F_WORK] >= d:
-                    fs[F_SUM] = _recompute(v, g, p)
-                    fs[F_WORK] = 0.0
+                work += hn - first
+                if work >= d:
+                    total = _recompute(v, g, p)
+                    work = 0.0
                 h_stop[hk] = hn
-                ist[I_NHIST] = hk + 1
-                ist[I_HNNZ] = hn
+                hk += 1
                 # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
-                total = fs[F_SUM]
                 if total > 0.0:
                     if p == 2.0:
-                        norm = fs[F_S] * np.sqrt(total)
+                        norm = s * np.sqrt(total)
                     else:
-                        norm = fs[F_S] * total ** (1.0 / p)
+                        norm = s * total ** (1.0 / p)
                     if norm > 1.0:
-                        fs[F_S] /= norm
-                ist[I_K] = k + 1
-                if fs[F_S] < fold_below:
+                        s /= norm
+                k += 1
+                if s < fold_below:
                     # fold s into v before S = sum |v|^p can overflow
-                    _flush_average(g, acc, last, fs)
-                    s = fs[F_S]
+                    _flush_average(g, acc, last, sigma_total)
+                    sigma_total = 0.0
                     for i in range(d):
                         v[i] *= s
-                    fs[F_SUM] = _recompute(v, g, p)
-                    fs[F_WORK] = 0.0
-                    fs[F_PENDING] *= s
-                    fs[F_S] = 1.0
-                fs[F_SIGMA_W] = _sigma(fs[F_S], fs[F_SUM], p)
+                    total = _recompute(v, g, p)
+                    work = 0.0
+                    pending *= s
+                    s = 1.0
+                sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        h_count[ist[I_NHIST]] += 1
-        fs[F_SIGMA] += fs[F_SIGMA_W]
-        if fs[F_SIGMA_W] < FLUSH_RATIO * fs[F_SIGMA]:
+        h_count[hk] += 1
+        sigma_total += sigma_w
+        if sigma_w < FLUSH_RATIO * sigma_total:
             # sigma has become small against Sigma: restart Sigma before the
             # differences Sigma - last_i lose their digits
-            _flush_average(g, acc, last, fs)
+            _flush_average(g, acc, last, sigma_total)
+            sigma_total = 0.0
         pos += 1
+    fs[F_S] = s
+    fs[F_SUM] = total
+    fs[F_SIGMA] = sigma_total
+    fs[F_WORK] = work
+    fs[F_PENDING] = pending
+    fs[F_SIGMA_W] = sigma_w
+    ist[I_K] = k
+    ist[I_NHIST] = hk
+    ist[I_HNNZ] = hn
     return pos
 
 
@@ -341,5 +371,5 @@ def replay_directions(
             elif a == 0.0:
                 row[i] = 0.0
             else:
-                t = abs(a) ** (p - 1.0)
+                t = power(abs(a), p - 1.0)
                 row[i] = t if a > 0.0 else -t
