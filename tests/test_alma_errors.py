@@ -137,3 +137,28 @@ def test_generator_errors():
         make_sparse_target(n_train=10, n_test=10, n_features=10, n_relevant=3, margin=4.0)
     with pytest.raises(InvalidParameterError, match="'noise' parameter"):
         make_sparse_target(noise=1.5)
+
+
+def test_failed_first_partial_fit_leaves_estimator_unfitted(data):
+    X, y = data
+    bad = X.copy()
+    bad[1, 1] = np.inf
+    clf = ALMAClassifier()
+    with pytest.raises(ValueError, match="infinity"):
+        clf.partial_fit(bad, y, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"labels \[2\] that are not in classes"):
+        clf.partial_fit(X, y, classes=[0, 1])
+    with pytest.raises(NotFittedError):
+        clf.predict(X)
+    clf.partial_fit(X, y, classes=[0, 1, 2])
+    reference = ALMAClassifier().fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, reference.coef_)
+
+
+def test_failed_refit_keeps_previous_model(data):
+    X, y = data
+    clf = ALMAClassifier().fit(X, y)
+    before = clf.coef_.copy()
+    with pytest.raises(ValueError, match="greater than one"):
+        clf.fit(X, np.ones(len(X)))
+    np.testing.assert_array_equal(clf.coef_, before)

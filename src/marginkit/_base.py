@@ -9,7 +9,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets
+from sklearn.utils.multiclass import (
+    _check_partial_fit_first_call,
+    check_classification_targets,
+    unique_labels,
+)
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
@@ -149,17 +153,26 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return self._passes(X, y, orders)
 
     def _partial_fit(self, X, y, classes):
-        first = _check_partial_fit_first_call(self, classes)
+        first = not hasattr(self, "_states")
         X, y = self._validate_Xy(X, y, reset=first)
-        unseen = np.setdiff1d(np.unique(y), self.classes_)
-        if unseen.size:
-            raise ValueError(f"y contains labels {unseen} that are not in classes {self.classes_}")
-        if self.classes_.shape[0] < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; "
-                f"got {self.classes_.shape[0]} class"
-            )
         if first:
+            if classes is None:
+                raise ValueError("classes must be passed on the first call to partial_fit.")
+            known = unique_labels(classes)
+            if known.shape[0] < 2:
+                raise ValueError(
+                    "The number of classes has to be greater than one; "
+                    f"got {known.shape[0]} class"
+                )
+        else:
+            # raises when classes differ from those of the first call
+            _check_partial_fit_first_call(self, classes)
+            known = self.classes_
+        unseen = np.setdiff1d(np.unique(y), known)
+        if unseen.size:
+            raise ValueError(f"y contains labels {unseen} that are not in classes {known}")
+        if first:
+            self.classes_ = known
             self._initialise(X)
         return self._passes(X, y, [np.arange(X.shape[0])])
 
