@@ -161,8 +161,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             known = unique_labels(classes)
             if known.shape[0] < 2:
                 raise ValueError(
-                    "The number of classes has to be greater than one; "
-                    f"got {known.shape[0]} class"
+                    f"The number of classes has to be greater than one; got {known.shape[0]} class"
                 )
         else:
             # raises when classes differ from those of the first call

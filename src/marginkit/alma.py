@@ -45,7 +45,10 @@ class ALMAClassifier(OnlineLinearClassifier):
         regime suited to sparse targets.
     B : float > 0 or None, default=None
         Scale of the margin threshold gamma_k; None means ``1 / alpha``, the value
-        the paper's experiments state. Theorem 3 part 1 uses ``sqrt(8) / alpha``.
+        section 4 of the paper states for its experiments. Theorem 3 part 1 uses
+        ``sqrt(8) / alpha``, and the correction counts published in Table 6 come out
+        with that value, not with ``1 / alpha`` (see ``docs/reproductions.md``).
+        B has no effect when ``alpha = 1`` (the threshold is then 0).
     C : float > 0, default=sqrt(2)
         Scale of the learning rate eta_k.
     output : {"last", "avg", "voted"}, default="last"

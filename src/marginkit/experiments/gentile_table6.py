@@ -1,0 +1,517 @@
+"""Table 6 of Gentile (JMLR 2001): ALMA_p on artificial sparse targets.
+
+Section 4.4 of C. Gentile, "A New Approximate Maximal Margin Classification
+Algorithm", JMLR 2 (2001) 213-242. Sixteen data sets, ``s`` relevant components of the
+target in {3, 10, 100, 300} times training label noise ``eps`` in {0, 0.05, 0.10, 0.15},
+``n = 300`` features, 10000 training and 10000 test instances (see
+:func:`marginkit.datasets.make_sparse_target`). Each data set is learnt in one epoch by
+ALMA_p(alpha) for p in {2, 6, 10} and alpha in {1.0, 0.9, 0.8, 0.5}, with ``C = sqrt(2)``;
+the last and the averaged hypotheses are scored from the same run.
+
+The paper's text states ``B = 1/alpha`` for its experiments, while Theorem 3 (part 1)
+analyses ``B = sqrt(8)/alpha``. Every cell is run under both settings, and the number of
+corrections, which depends strongly on B, tells which one the published table used.
+
+Only a few published cells are stored (``data/gentile_table6.json``); every other
+published value is shown as "n/s" (not stored), never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from ..alma import ALMAClassifier
+from ..datasets import make_sparse_target
+from ._format import format_table
+from .runner import Cell, LastValueCache, Spec
+
+NAME = "gentile-table6"
+TITLE = "Gentile (JMLR 2001), Table 6: ALMA_p on sparse targets (section 4.4)"
+
+#: B = factor / alpha. The label is part of every cell key.
+B_SETTINGS = {"1/alpha": 1.0, "sqrt8/alpha": math.sqrt(8.0)}
+B_DESCRIPTIONS = {
+    "1/alpha": "B = 1/alpha (the paper's text, section 4)",
+    "sqrt8/alpha": "B = sqrt(8)/alpha (Theorem 3, part 1)",
+}
+C = math.sqrt(2.0)
+NOT_STORED = "n/s"
+NOT_RUN = "-"
+
+FULL = {
+    "n_features": 300,
+    "n_train": 10000,
+    "n_test": 10000,
+    "n_relevant": [3, 10, 100, 300],
+    "noise": [0.0, 0.05, 0.10, 0.15],
+    "p": [2, 6, 10],
+    "alpha": [1.0, 0.9, 0.8, 0.5],
+}
+QUICK = {
+    "n_features": 300,
+    "n_train": 1000,
+    "n_test": 1000,
+    "n_relevant": [3, 100],
+    "noise": [0.0, 0.10],
+    "p": [2, 6],
+    "alpha": [1.0, 0.5],
+}
+
+
+def data_seed(base_seed: int, s: int, eps: float) -> int:
+    """Seed of the data set (s, eps), derived from ``base_seed``.
+
+    Parameters
+    ----------
+    base_seed : int >= 0
+    s : int
+        Relevant components of the target.
+    eps : float
+        Training label noise.
+
+    Returns
+    -------
+    seed : int
+        A 32-bit seed from ``numpy.random.SeedSequence([base_seed, s, round(10000 eps)])``,
+        the same on every platform and NumPy version.
+    """
+    if base_seed < 0:
+        raise ValueError(f"the base seed must be >= 0, got {base_seed}")
+    entropy = [int(base_seed), int(s), int(round(eps * 10000))]
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0])
+
+
+def dataset_key(s: int, eps: float) -> str:
+    """Name of the data set (s, eps), as used in cell keys and in the seed table."""
+    return f"s={s}/eps={eps:.2f}"
+
+
+def cell_key(s: int, eps: float, p: int, alpha: float, b_label: str) -> str:
+    """Stable key of one cell: data set, algorithm ALMA_p(alpha) and B setting."""
+    return f"{dataset_key(s, eps)}/p={p}/alpha={alpha:.2f}/B={b_label}"
+
+
+def build_spec(*, quick: bool = False, seed: int = 0) -> Spec:
+    """The experiment of Table 6 (section 4.4) as a list of independent cells.
+
+    Parameters
+    ----------
+    quick : bool, default=False
+        A small version (1000 training and 1000 test instances, s in {3, 100}, eps in
+        {0, 0.1}, p in {2, 6}, alpha in {1.0, 0.5}) that runs in a few seconds.
+    seed : int >= 0, default=0
+        Base seed; each data set's seed is :func:`data_seed` ``(seed, s, eps)``.
+
+    Returns
+    -------
+    spec : Spec
+        One cell per (s, eps, p, alpha, B setting), ordered so that the cells of one data
+        set are consecutive.
+    """
+    grid = QUICK if quick else FULL
+    seeds = {
+        dataset_key(s, eps): data_seed(seed, s, eps)
+        for s in grid["n_relevant"]
+        for eps in grid["noise"]
+    }
+    config = {
+        "paper": "Gentile, JMLR 2 (2001) 213-242, section 4.4, Table 6",
+        "quick": bool(quick),
+        **grid,
+        "margin": 1.0,
+        "B": dict(B_SETTINGS),
+        "C": C,
+        "n_epochs": 1,
+        "shuffle": False,
+        "outputs": ["last", "avg"],
+        "seed": int(seed),
+        "data_seeds": seeds,
+    }
+    cells = []
+    for s in grid["n_relevant"]:
+        for eps in grid["noise"]:
+            for p in grid["p"]:
+                for alpha in grid["alpha"]:
+                    for b_label, factor in B_SETTINGS.items():
+                        params = {
+                            "s": s,
+                            "eps": eps,
+                            "p": p,
+                            "alpha": alpha,
+                            "B_setting": b_label,
+                            "B": factor / alpha,
+                            "C": C,
+                            "n_features": grid["n_features"],
+                            "n_train": grid["n_train"],
+                            "n_test": grid["n_test"],
+                            "margin": 1.0,
+                            "data_seed": seeds[dataset_key(s, eps)],
+                        }
+                        cells.append(Cell(cell_key(s, eps, p, alpha, b_label), params))
+    return Spec(experiment=NAME, config=config, cells=tuple(cells))
+
+
+def run_cell(cell: Cell, cache: LastValueCache) -> dict:
+    """Train ALMA_p(alpha; B, C) once and score its last and averaged hypotheses.
+
+    One fit with ``output="last"``, then ``set_params(output="avg")`` on the same
+    fitted model: both outputs come from the same single epoch, as in Table 6.
+
+    Parameters
+    ----------
+    cell : Cell
+        A cell of :func:`build_spec`.
+    cache : LastValueCache
+        Holds the current data set, generated once for its consecutive cells.
+
+    Returns
+    -------
+    result : dict
+        ``err_last_pct``, ``err_avg_pct`` (test error in percent), ``mistakes_last``,
+        ``mistakes_avg`` (test mistakes), ``corrections``, ``trials``, ``p_``, ``B``,
+        ``data_seconds`` (data generation, 0 when cached) and ``fit_seconds``.
+    """
+    q = cell.params
+    start = time.perf_counter()
+    X, y, X_test, y_test = cache.get(
+        (
+            q["n_train"],
+            q["n_test"],
+            q["n_features"],
+            q["s"],
+            q["eps"],
+            q["margin"],
+            q["data_seed"],
+        ),
+        lambda: make_sparse_target(
+            n_train=q["n_train"],
+            n_test=q["n_test"],
+            n_features=q["n_features"],
+            n_relevant=q["s"],
+            noise=q["eps"],
+            margin=q["margin"],
+            random_state=q["data_seed"],
+        ),
+    )
+    data_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    clf = ALMAClassifier(
+        p=q["p"], alpha=q["alpha"], B=q["B"], C=q["C"], output="last", n_epochs=1, shuffle=False
+    )
+    clf.fit(X, y)
+    mistakes_last = int(np.count_nonzero(clf.predict(X_test) != y_test))
+    clf.set_params(output="avg")
+    mistakes_avg = int(np.count_nonzero(clf.predict(X_test) != y_test))
+    fit_seconds = time.perf_counter() - start
+    n_test = y_test.shape[0]
+    return {
+        "err_last_pct": 100.0 * mistakes_last / n_test,
+        "err_avg_pct": 100.0 * mistakes_avg / n_test,
+        "mistakes_last": mistakes_last,
+        "mistakes_avg": mistakes_avg,
+        "corrections": int(clf.n_corrections_),
+        "trials": int(clf.n_trials_),
+        "p_": float(clf.p_),
+        "B": float(clf.B_),
+        "data_seconds": round(data_seconds, 4),
+        "fit_seconds": round(fit_seconds, 4),
+    }
+
+
+# -- published values -------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _published_document() -> str:
+    return (
+        resources.files("marginkit.experiments")
+        .joinpath("data/gentile_table6.json")
+        .read_text(encoding="utf-8")
+    )
+
+
+def load_published() -> dict:
+    """The stored cells of the published Table 6.
+
+    Returns
+    -------
+    published : dict
+        The parsed ``data/gentile_table6.json``: ``source``, ``coverage``, ``metrics``
+        and ``cells``, a list of ``{s, eps, p, alpha, output, metric, value, note}``.
+        Cells absent from the list are not stored.
+    """
+    return json.loads(_published_document())
+
+
+def published_lookup(published: Mapping | None = None) -> dict:
+    """Stored published values keyed by ``(s, eps, p, alpha, output, metric)``.
+
+    ``eps`` and ``alpha`` are rounded to 4 decimals; ``output`` is None for corrections.
+    """
+    published = load_published() if published is None else published
+    out = {}
+    for c in published["cells"]:
+        key = _pub_key(c["s"], c["eps"], c["p"], c["alpha"], c.get("output"), c["metric"])
+        if key in out:
+            raise ValueError(f"published cell {key} is stored twice")
+        out[key] = c
+    return out
+
+
+def _pub_key(s, eps, p, alpha, output, metric):
+    return (int(s), round(float(eps), 4), float(p), round(float(alpha), 4), output, metric)
+
+
+# -- report ----------------------------------------------------------------------------
+
+
+def render(document: Mapping, published: Mapping | None = None) -> str:
+    """The markdown report of a (possibly partial) run of :func:`build_spec`.
+
+    Parameters
+    ----------
+    document : dict
+        The runner's output document.
+    published : dict, optional
+        Published cells (default: :func:`load_published`).
+
+    Returns
+    -------
+    markdown : str
+        A table with one row per (s, eps, algorithm): last and averaged test error (%)
+        and corrections under each B setting, and the stored published values ("n/s"
+        where a published value is not stored, "-" where a cell has not been run),
+        followed by the "which B matches" summary, the data seeds and the versions.
+    """
+    published = load_published() if published is None else published
+    pub = published_lookup(published)
+    config = document["spec"]["config"]
+    results = document["results"]
+    labels = list(config["B"])
+
+    headers = ["s", "eps", "algorithm"]
+    for label in labels:
+        headers += [f"{label} last %", f"{label} avg %", f"{label} corr"]
+    headers += ["paper last %", "paper avg %", "paper corr"]
+    rows = []
+    for s in config["n_relevant"]:
+        for eps in config["noise"]:
+            for p in config["p"]:
+                for alpha in config["alpha"]:
+                    row = [str(s), f"{eps:.2f}", _algorithm(p, alpha)]
+                    for label in labels:
+                        r = results.get(cell_key(s, eps, p, alpha, label))
+                        if r is None:
+                            row += [NOT_RUN] * 3
+                        else:
+                            row += [
+                                f"{r['err_last_pct']:.2f}",
+                                f"{r['err_avg_pct']:.2f}",
+                                str(r["corrections"]),
+                            ]
+                    for output, metric in (
+                        ("last", "test_error_pct"),
+                        ("avg", "test_error_pct"),
+                        (None, "corrections"),
+                    ):
+                        c = pub.get(_pub_key(s, eps, p, alpha, output, metric))
+                        row.append(NOT_STORED if c is None else _fmt_published(c["value"]))
+                    rows.append(row)
+
+    n_done = sum(1 for c in document["spec"]["cells"] if c["key"] in results)
+    n_cells = len(document["spec"]["cells"])
+    quick = config["quick"]
+    lines = [f"# {TITLE}", ""]
+    lines += [
+        f"n = {config['n_features']} features, {config['n_train']} training / "
+        f"{config['n_test']} test instances, {config['n_epochs']} epoch, "
+        f"C = sqrt(2), base seed {config['seed']}"
+        + (" (quick version: smaller than the paper's)" if quick else "")
+        + ".",
+        "",
+        "Each algorithm ALMA_p(alpha) is trained once per B setting, the column prefix: "
+        + "; ".join(B_DESCRIPTIONS.values())
+        + ". 'last' and 'avg' are the test errors (%) of the final and of the averaged "
+        "hypothesis of that same run; 'corr' is the number of corrections; 'paper' columns "
+        f"are the published values, '{NOT_STORED}' where the published value is not stored "
+        f"here. '{NOT_RUN}': not run yet.",
+        "",
+    ]
+    if n_done < n_cells:
+        lines += [f"**Partial run: {n_done} of {n_cells} cells.**", ""]
+    lines += [format_table(headers, rows, align="rrl" + "r" * (len(headers) - 3)), ""]
+    lines += ["## Which B matches", ""]
+    lines += which_b_matches(document, published)
+    lines += ["", "## Data seeds", ""]
+    seed_rows = [[k, str(v)] for k, v in config["data_seeds"].items()]
+    lines += [format_table(["data set", "seed"], seed_rows, align="lr"), ""]
+    versions = ", ".join(f"{k} {v}" for k, v in document["versions"].items())
+    lines += [
+        "## Run",
+        "",
+        f"Regenerate: `marginkit reproduce {NAME}{' --quick' if quick else ''} "
+        f"--seed {config['seed']}`.",
+        f"Versions: {versions}.",
+        f"Compute time (sum over cells): {document.get('compute_seconds', 0.0):.1f} s; "
+        f"created {document['created']}, updated {document['updated']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def which_b_matches(document: Mapping, published: Mapping | None = None) -> list[str]:
+    """Compare the stored published cells with the run under each B setting.
+
+    For each stored published correction count: the measured counts under each B and
+    their relative differences; for each stored published test error: the absolute
+    differences in percentage points. Each part ends with a sentence saying which
+    setting is closer, computed from the data (a tie when both runs coincide, as they
+    must at alpha = 1, where the threshold ``(1 - alpha) gamma_k`` is 0 whatever B).
+
+    Returns
+    -------
+    lines : list of str
+        Markdown lines.
+    """
+    published = load_published() if published is None else published
+    config = document["spec"]["config"]
+    results = document["results"]
+    labels = list(config["B"])
+    in_grid = [
+        c
+        for c in published["cells"]
+        if c["s"] in config["n_relevant"]
+        and any(math.isclose(c["eps"], e) for e in config["noise"])
+        and c["p"] in config["p"]
+        and any(math.isclose(c["alpha"], a) for a in config["alpha"])
+    ]
+    lines = []
+    if config["quick"]:
+        lines += [
+            "Quick run: the data sets are smaller than the paper's, so these comparisons "
+            "are indicative only.",
+            "",
+        ]
+    for metric in ("corrections", "test_error_pct"):
+        what = _METRIC_WORDS[metric]
+        cells = [c for c in in_grid if c["metric"] == metric]
+        if not cells:
+            lines += [f"No stored published {what} falls in this run's grid.", ""]
+            continue
+        lines.append(f"Published {what}s:")
+        lines.append("")
+        gaps = []
+        for c in cells:
+            line, gap = _compare_one(c, results, labels)
+            lines.append(line)
+            if gap is not None:
+                gaps.append(gap)
+        lines.append("")
+        if gaps:
+            lines += [_verdict(metric, gaps, labels), ""]
+    while lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_METRIC_WORDS = {"corrections": "correction count", "test_error_pct": "test error"}
+# Beyond these a published value counts as not matched by either setting.
+_TOLERANCE = {"corrections": (0.10, "10%"), "test_error_pct": (0.5, "0.5 points")}
+
+
+def _compare_one(c, results, labels):
+    """One markdown bullet for a published cell, and its signed gaps per B (None if not run)."""
+    metric = c["metric"]
+    name = _algorithm(c["p"], c["alpha"])
+    if metric != "corrections":
+        name += f" {c['output']}"
+    name += f", s = {c['s']}, eps = {c['eps']:.2f}"
+    unit = "" if metric == "corrections" else "%"
+    head = f"- {name}: published {_fmt_published(c['value'])}{unit}"
+    measured = {}
+    for label in labels:
+        r = results.get(cell_key(c["s"], c["eps"], c["p"], c["alpha"], label))
+        if r is not None:
+            measured[label] = (
+                r["corrections"]
+                if metric == "corrections"
+                else r["err_last_pct" if c["output"] == "last" else "err_avg_pct"]
+            )
+    if len(measured) < len(labels):
+        return f"{head}; not run yet.", None
+    gap, parts = {}, []
+    for label in labels:
+        m = measured[label]
+        if metric == "corrections":
+            gap[label] = (m - c["value"]) / c["value"]
+            parts.append(f"B = {label}: {m} ({100 * gap[label]:+.1f}%)")
+        else:
+            gap[label] = m - c["value"]
+            parts.append(f"B = {label}: {m:.2f}% ({gap[label]:+.2f} points)")
+    tolerance, tol_text = _TOLERANCE[metric]
+    if len(set(measured.values())) == 1:
+        verdict = "tie" + (" (B has no effect at alpha = 1)" if c["alpha"] == 1 else "")
+    else:
+        best = min(labels, key=lambda lb: abs(gap[lb]))
+        verdict = f"closer: B = {best}"
+    if min(abs(g) for g in gap.values()) > tolerance:
+        verdict += f"; neither within {tol_text}"
+    return f"{head}; " + "; ".join(parts) + f"; {verdict}.", gap
+
+
+def _verdict(metric, gaps, labels):
+    """One sentence: which B setting is closer to the published values of ``metric``."""
+    what = _METRIC_WORDS[metric]
+    tolerance, tol_text = _TOLERANCE[metric]
+    n = len(gaps)
+    closer = dict.fromkeys(labels, 0)
+    ties = 0
+    for gap in gaps:
+        if len({abs(g) for g in gap.values()}) == 1:
+            ties += 1
+        else:
+            closer[min(labels, key=lambda lb: abs(gap[lb]))] += 1
+    if metric == "corrections":
+        means = {lb: f"{100 * np.mean([abs(g[lb]) for g in gaps]):.1f}%" for lb in labels}
+        spread = "mean |relative difference|"
+    else:
+        means = {lb: f"{np.mean([abs(g[lb]) for g in gaps]):.2f} points" for lb in labels}
+        spread = "mean |difference|"
+    spread += " " + ", ".join(f"B = {lb}: {means[lb]}" for lb in labels)
+    decided = n - ties
+    winners = [lb for lb in labels if closer[lb] == decided and decided > 0]
+    tie_text = f" ({_plural(ties, 'tie')})" if ties else ""
+    values = _plural(n, f"stored {what}")
+    if decided == 0:
+        head = f"Over {values}, both B settings give the same values"
+    elif winners:
+        head = f"Over {values}, B = {winners[0]} is closer for {decided} of {n}{tie_text}"
+    else:
+        counts = ", ".join(f"B = {lb} closer for {closer[lb]}" for lb in labels)
+        head = f"Over {values}, neither B setting is consistently closer ({counts}"
+        head += f"{', ' + _plural(ties, 'tie') if ties else ''})"
+    far = sum(1 for gap in gaps if min(abs(g) for g in gap.values()) > tolerance)
+    tail = ""
+    if far:
+        them = "it" if n == 1 else f"{far} of them"
+        tail = f" For {them} neither setting is within {tol_text}."
+    return f"**{head}** ({spread}).{tail}"
+
+
+def _algorithm(p, alpha) -> str:
+    return f"ALMA{p}({alpha:.1f})"
+
+
+def _plural(n, noun) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _fmt_published(value) -> str:
+    return f"{value:g}"

@@ -1,0 +1,111 @@
+"""The ``marginkit`` command: in-process through main(argv), and once as a subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from marginkit import __version__
+from marginkit.cli import main
+
+
+def _one_error_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("marginkit: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"marginkit {__version__}"
+
+
+def test_help(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "reproduce" in out and "demo" in out
+
+
+def test_demo(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("ALMA_p learns a linear classifier")
+    for needle in ("last err %", "avg err %", "corrections", "ALMA_2(1.0)", "ALMA_6(0.5)"):
+        assert needle in out
+    assert "ALMA_log(0.5)" in out and "11.4" in out  # p = 2 ln 300
+    assert "sparse (s = 3)" in out and "dense (s = 300)" in out
+    assert "Best on the sparse (s = 3) target" in out
+
+
+def test_reproduce_quick_then_resume(tmp_path, capsys):
+    prefix = tmp_path / "deep" / "dir" / "t6"
+    assert main(["reproduce", "gentile-table6", "--quick", "--out", str(prefix)]) == 0
+    captured = capsys.readouterr()
+    assert "| algorithm " in captured.out and "## Which B matches" in captured.out
+    assert "32 cells computed, 0 reused" in captured.err
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    assert len(doc["results"]) == 32
+    assert prefix.with_suffix(".md").read_text() in captured.out
+
+    # a trailing .json is taken as the same prefix; nothing is recomputed
+    out_json = str(prefix) + ".json"
+    assert main(["reproduce", "gentile-table6", "--quick", "--out", out_json]) == 0
+    assert "0 cells computed, 32 reused" in capsys.readouterr().err
+
+    # another seed does not match the stored spec: one warning line, then a fresh run
+    argv = ["reproduce", "gentile-table6", "--quick", "--out", str(prefix), "--seed", "1"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("marginkit: warning: ") and "starting over" in err
+
+
+def test_reproduce_quiet_prints_only_the_table(tmp_path, capsys):
+    args = ["reproduce", "gentile-table6", "--quick", "--quiet", "--out", str(tmp_path / "q")]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.startswith("# Gentile (JMLR 2001), Table 6")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["reproduce", "gentile-table7"], "unknown experiment 'gentile-table7'"),
+        (["reproduce"], "required"),
+        ([], "a command is required"),
+        (["frobnicate"], "invalid choice"),
+        (["reproduce", "gentile-table6", "--seed", "-1"], "must be >= 0"),
+        (["reproduce", "gentile-table6", "--seed", "x"], "not an integer"),
+        (["demo", "--bogus"], "unrecognized arguments"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in _one_error_line(captured.err)
+
+
+def test_unwritable_output_is_one_line_and_exit_1(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    argv = ["reproduce", "gentile-table6", "--quick", "--quiet", "--out", str(blocker / "x")]
+    assert main(argv) == 1
+    _one_error_line(capsys.readouterr().err)
+
+
+def test_subprocess_unknown_experiment_and_version():
+    cmd = [sys.executable, "-m", "marginkit.cli"]
+    bad = subprocess.run(
+        [*cmd, "reproduce", "nope"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert bad.returncode == 2
+    assert bad.stdout == ""
+    assert "unknown experiment 'nope'" in _one_error_line(bad.stderr)
+    ok = subprocess.run(
+        [*cmd, "--version"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert ok.returncode == 0 and ok.stdout.strip() == f"marginkit {__version__}"
