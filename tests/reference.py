@@ -99,3 +99,98 @@ def alma_scores(runs, X, p, output, R=None):
             )
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+# -- kernel ALMA_2 (Remark 5) -----------------------------------------------------------
+
+
+def kernel_value(kernel, x, z, gamma, degree, coef0):
+    """K(x, z) for one pair, from the textbook formulas."""
+    if callable(kernel):
+        return float(kernel(x[None, :], z[None, :])[0, 0])
+    if kernel == "linear":
+        return float(x @ z)
+    if kernel == "poly":
+        return float((gamma * (x @ z) + coef0) ** degree)
+    d2 = float(np.sum((x - z) ** 2))
+    if kernel == "rbf":
+        return float(np.exp(-gamma * d2))
+    return float((coef0 + np.exp(-gamma * d2)) ** degree)  # poly_rbf
+
+
+def kernel_alma_binary(X, y, khat, alpha, B, C, n_epochs=1):
+    """Kernel ALMA_2(alpha; B, C) one example at a time, for labels in {-1, +1}.
+
+    ``khat(i, j)`` is the normalised kernel between rows i and j of X (0 when either
+    has K(x, x) = 0). Every hypothesis is kept as a coefficient vector over the rows of
+    the support vectors, and ||w'|| is computed from its definition, sum_ij b_i b_j
+    khat(i, j), not from Remark 5's recursion.
+    """
+    n = X.shape[0]
+    sv, beta = [], np.zeros(0)
+    k = 1
+    hyps, counts = [(list(sv), beta.copy())], [0]
+    for _ in range(n_epochs):
+        for t in range(n):
+            if khat(t, t) > 0:
+                f = sum(b * khat(j, t) for j, b in zip(sv, beta, strict=True))
+                if y[t] * f <= (1 - alpha) * B / np.sqrt(k):
+                    eta = C / np.sqrt(k)
+                    sv.append(t)
+                    beta = np.append(beta, eta * y[t])
+                    norm2 = sum(
+                        bi * bj * khat(i, j)
+                        for i, bi in zip(sv, beta, strict=True)
+                        for j, bj in zip(sv, beta, strict=True)
+                    )
+                    beta = beta / max(1.0, np.sqrt(norm2))
+                    k += 1
+                    hyps.append((list(sv), beta.copy()))
+                    counts.append(0)
+            counts[-1] += 1
+    return hyps, counts
+
+
+def kernel_alma_fit(X, y, kernel, alpha, B, C, n_epochs=1, gamma=1.0, degree=3, coef0=1.0):
+    """One-vs-rest kernel ALMA_2; returns the runs and the normalised kernel function."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0) for x in X])
+
+    def khat_between(a, za, b, zb):
+        if za <= 0 or zb <= 0:
+            return 0.0
+        return kernel_value(kernel, a, b, gamma, degree, coef0) / np.sqrt(za * zb)
+
+    memo = {}
+
+    def khat(i, j):
+        key = (min(i, j), max(i, j))
+        if key not in memo:
+            memo[key] = khat_between(X[i], diag[i], X[j], diag[j])
+        return memo[key]
+
+    classes = np.unique(y)
+    runs = [kernel_alma_binary(X, t, khat, alpha, B, C, n_epochs) for t in ovr_targets(y, classes)]
+
+    def scores(X_test, output):
+        X_test = X_test.toarray() if sp.issparse(X_test) else np.asarray(X_test, dtype=float)
+        cols = []
+        for hyps, counts in runs:
+            col = []
+            for x in X_test:
+                zx = kernel_value(kernel, x, x, gamma, degree, coef0)
+                row = {j: khat_between(X[j], diag[j], x, zx) for j in hyps[-1][0]}
+                values = [
+                    sum(b * row[j] for j, b in zip(s, beta, strict=True)) for s, beta in hyps
+                ]
+                if output == "last":
+                    col.append(values[-1])
+                elif output == "avg":
+                    col.append(np.dot(counts, values) / sum(counts))
+                else:
+                    col.append(np.dot(counts, np.sign(values)) / sum(counts))
+            cols.append(col)
+        out = np.array(cols).T
+        return out.ravel() if out.shape[1] == 1 else out
+
+    return runs, scores

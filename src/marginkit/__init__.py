@@ -1,7 +1,7 @@
 """marginkit: online approximate maximum-margin classifiers."""
 
-from .alma import ALMAClassifier
+from .alma import ALMAClassifier, KernelALMAClassifier
 
 __version__ = "0.1.0"
 
-__all__ = ["ALMAClassifier", "__version__"]
+__all__ = ["ALMAClassifier", "KernelALMAClassifier", "__version__"]

@@ -50,15 +50,17 @@ class _Batch:
         return int(self.row_nnz[rows].max()) + extra
 
 
-class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
-    """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
+class OnlineClassifier(ClassifierMixin, BaseEstimator):
+    """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
-    Subclasses define ``_resolve_hyper(d)`` (returns the resolved p) and
-    ``_run(state, batch, y_pm, order, start)`` (one compiled pass from ``start``;
-    returns the position reached).
+    Subclasses define ``_initialise(X)`` (fresh learned state, ``classes_`` known),
+    ``_passes(X, y, orders)`` (one pass per order over the rows of X) and
+    ``decision_function``; ``_state_attr`` names the attribute that exists once fitted.
     """
 
-    # -- fitting -------------------------------------------------------------------
+    _state_attr = "_states"
+
+    # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, reset):
         X = validate_data(
             self,
@@ -83,58 +85,24 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         return _canonical(X), y
 
-    def _initialise(self, X):
-        n_features = X.shape[1]
-        d = n_features + (1 if self.fit_intercept else 0)
-        self.p_ = self._resolve_p(d)
-        if self.fit_intercept:
-            norms = row_norms_p(X, self.p_)
-            radius = float(norms.max()) if norms.size else 0.0
-            self.R_ = radius if radius > 0 else 1.0
-        else:
-            self.R_ = 0.0
-        n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
-        self._states = [PNormState(d, self.p_) for _ in range(n_problems)]
-        self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
-        self.n_corrections_ = 0
-        self.n_trials_ = 0
-
-    def _resolve_p(self, d):
-        if self.p == "log":
-            return max(2.0, 2.0 * np.log(d))
-        return float(self.p)
+    @property
+    def _n_problems(self):
+        return 1 if len(self.classes_) == 2 else len(self.classes_)
 
     def _targets(self, y):
-        """+1/-1 targets of every binary problem, one row each."""
+        """+1/-1 targets of every binary problem, one row each (one-vs-rest)."""
         if len(self.classes_) == 2:
             return [np.where(y == self.classes_[1], 1.0, -1.0)]
         return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
 
-    def _passes(self, X, y, orders):
-        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
-        targets = self._targets(y)
-        work = [(order, j) for order in orders for j in range(len(self._states))]
-        bar = tqdm(
-            work,
+    def _progress(self, total, unit):
+        return tqdm(
+            total=total,
             disable=not self.verbose,
             desc=type(self).__name__,
-            unit="pass",
+            unit=unit,
             leave=False,
         )
-        for order, j in bar:
-            state = self._states[j]
-            order = np.ascontiguousarray(order, dtype=np.int64)
-            pos = 0
-            while pos < order.shape[0]:
-                pos = self._run(state, batch, targets[j], order, pos)
-                if pos < order.shape[0]:
-                    state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
-        self.n_corrections_per_class_ = np.array(
-            [s.n_corrections for s in self._states], dtype=np.int64
-        )
-        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
-        self.n_trials_ = self._states[0].n_trials
-        return self
 
     def _fit(self, X, y):
         X, y = self._validate_Xy(X, y, reset=True)
@@ -153,7 +121,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return self._passes(X, y, orders)
 
     def _partial_fit(self, X, y, classes):
-        first = not hasattr(self, "_states")
+        first = not hasattr(self, self._state_attr)
         X, y = self._validate_Xy(X, y, reset=first)
         if first:
             if classes is None:
@@ -174,6 +142,68 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = known
             self._initialise(X)
         return self._passes(X, y, [np.arange(X.shape[0])])
+
+    def predict(self, X):
+        """Class labels: sign for two classes, argmax of the outputs otherwise."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[scores.argmax(axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class OnlineLinearClassifier(OnlineClassifier):
+    """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
+
+    Subclasses define ``_run(state, batch, y_pm, order, start)``: one compiled pass
+    from ``start``, returning the position reached.
+    """
+
+    def _initialise(self, X):
+        n_features = X.shape[1]
+        d = n_features + (1 if self.fit_intercept else 0)
+        self.p_ = self._resolve_p(d)
+        if self.fit_intercept:
+            norms = row_norms_p(X, self.p_)
+            radius = float(norms.max()) if norms.size else 0.0
+            self.R_ = radius if radius > 0 else 1.0
+        else:
+            self.R_ = 0.0
+        n_problems = self._n_problems
+        self._states = [PNormState(d, self.p_) for _ in range(n_problems)]
+        self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
+        self.n_corrections_ = 0
+        self.n_trials_ = 0
+
+    def _resolve_p(self, d):
+        if self.p == "log":
+            return max(2.0, 2.0 * np.log(d))
+        return float(self.p)
+
+    def _passes(self, X, y, orders):
+        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
+        targets = self._targets(y)
+        work = [(order, j) for order in orders for j in range(len(self._states))]
+        with self._progress(len(work), "pass") as bar:
+            for order, j in work:
+                state = self._states[j]
+                order = np.ascontiguousarray(order, dtype=np.int64)
+                pos = 0
+                while pos < order.shape[0]:
+                    pos = self._run(state, batch, targets[j], order, pos)
+                    if pos < order.shape[0]:
+                        state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
+                bar.update(1)
+        self.n_corrections_per_class_ = np.array(
+            [s.n_corrections for s in self._states], dtype=np.int64
+        )
+        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        self.n_trials_ = self._states[0].n_trials
+        return self
 
     # -- prediction ----------------------------------------------------------------
     def _weights(self):
@@ -245,18 +275,6 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             xscale = inverse_or_zero(augmented_norms_p(X, self.p_, aug))
             scores = (np.asarray(X @ coef.T) + intercept) * xscale[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
-
-    def predict(self, X):
-        """Class labels: sign for two classes, argmax of the outputs otherwise."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[scores.argmax(axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
 
 
 def _canonical(X):

@@ -1,0 +1,391 @@
+"""The blocked exact engine of the kernel algorithms (kernel ALMA_2, Gentile 2001, Remark 5).
+
+The hypothesis of every one-vs-rest problem c is ``w_c = s_c sum_j A[j, c] phi_hat(x_j)``
+over one support-vector store shared by all problems, ``phi_hat(x) = phi(x) / ||phi(x)||``
+(so ``phi_hat(x) . phi_hat(y) = K(x, y) / sqrt(K(x, x) K(y, y))``). A correction of
+problem c on x appends ``A = eta y / s_c`` and divides ``s_c`` by
+``N = max(1, ||w'||)``, with ``||w'||^2 = ||w||^2 + 2 eta y w . x_hat + eta^2``: no
+coefficient ever changes afterwards, which is what makes the blocking exact.
+
+For a block of b incoming examples against m support vectors:
+
+1. one GEMM gives the normalised kernel rows K_hat(block, SV) (b x m),
+2. one more gives the margins of every problem at once (b x m times m x C),
+3. one small GEMM gives the in-block Gram (b x b), and a compiled walk goes through
+   the block in order, adding the contribution of every correction made inside the
+   block to the examples after it.
+
+The walk makes exactly the decisions of the per-example algorithm; only the order of
+floating-point sums differs. Across epochs of one ``fit``, the margin sum of each
+example over the support vectors it has already seen is kept (n x C numbers, within
+``cache_size``), so a later epoch computes only the kernel columns of support vectors
+that are new to that example.
+
+Outputs, with no copy of any hypothesis:
+
+- last: ``s_c sum_j A[j, c] K_hat(x_j, x)``;
+- avg (sum_k c_k w_k, Freund and Schapire 1999): a running total ``T_c`` of ``s_c``
+  over trials; the averaged coefficient of support vector j is
+  ``A[j, c] (T_c - T_c at j's insertion)``;
+- voted (sum_k c_k sign(w_k . x)): prefix sums of ``A[j, c] K_hat(x_j, x)`` along the
+  insertion order give every ``w_k . x`` up to its positive scale.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+# Sigma-style restart of the averaging totals (see marginkit._linear.FLUSH_RATIO).
+FLUSH_RATIO = 1e-4
+# Fold s into the coefficients below this (s shrinks, A = eta y / s grows).
+FOLD_BELOW = 1e-100
+
+
+@njit(cache=True, nogil=True)
+def alma_walk(
+    start,
+    F,
+    Gb,
+    Y,
+    inv_b,
+    alpha,
+    B,
+    C,
+    fold_below,
+    s,
+    norm2,
+    k,
+    T,
+    hcount,
+    new_a,
+    new_t,
+    new_mask,
+    f_seen,
+):
+    """Walk rows ``start..b-1`` of a block through ALMA_2(alpha; B, C), every problem.
+
+    ``F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support vectors stored
+    before the block; the walk adds in-block corrections to the rows after them.
+    ``f_seen[i]`` receives F[i] as it stood at row i's trial. Returns the row reached:
+    b, or the row after a correction that took some ``s_c`` below ``fold_below``.
+    """
+    b, n_classes = F.shape
+    for i in range(start, b):
+        for c in range(n_classes):
+            f_seen[i, c] = F[i, c]
+        live = inv_b[i] > 0.0  # K(x, x) = 0: x never updates (footnote 3)
+        fold = False
+        for c in range(n_classes):
+            kc = k[c]
+            if live:
+                wx = s[c] * F[i, c]
+                yt = Y[i, c]
+                if yt * wx <= (1.0 - alpha) * B / np.sqrt(kc):
+                    eta = C / np.sqrt(kc)
+                    a = eta * yt / s[c]
+                    n2 = norm2[c] + 2.0 * eta * yt * wx + eta * eta
+                    new_a[i, c] = a
+                    new_t[i, c] = T[c]
+                    new_mask[i, c] = True
+                    if n2 > 1.0:
+                        s[c] /= np.sqrt(n2)
+                        norm2[c] = 1.0
+                    else:
+                        norm2[c] = n2
+                    k[c] = kc + 1
+                    for i2 in range(i + 1, b):
+                        F[i2, c] += a * Gb[i, i2]
+                    if s[c] < fold_below:
+                        fold = True
+            hcount[k[c] - 1, c] += 1
+            T[c] += s[c]
+        if fold:
+            return i + 1
+    return b
+
+
+class RowStore:
+    """A growing store of rows (dense, or CSR for sparse input), sliced without copies."""
+
+    def __init__(self, n_features, sparse, capacity=256):
+        self.n_features = n_features
+        self.sparse = sparse
+        self.n = 0
+        if sparse:
+            self.indptr = np.zeros(capacity + 1, dtype=np.int64)
+            self.indices = np.zeros(capacity * 8, dtype=np.int32)
+            self.data = np.zeros(capacity * 8)
+        else:
+            self.rows = np.zeros((capacity, n_features))
+
+    def append(self, X):
+        m = X.shape[0]
+        if m == 0:
+            return
+        if self.sparse:
+            X = sp.csr_matrix(X)
+            need_rows = self.n + m + 1
+            if need_rows > self.indptr.shape[0]:
+                self.indptr = _grow(self.indptr, need_rows)
+            nnz0 = self.indptr[self.n]
+            need = nnz0 + X.nnz
+            if need > self.data.shape[0]:
+                self.indices = _grow(self.indices, need)
+                self.data = _grow(self.data, need)
+            self.indices[nnz0:need] = X.indices
+            self.data[nnz0:need] = X.data
+            self.indptr[self.n + 1 : self.n + m + 1] = nnz0 + X.indptr[1:]
+        else:
+            if self.n + m > self.rows.shape[0]:
+                cap = max(2 * self.rows.shape[0], self.n + m)
+                rows = np.zeros((cap, self.n_features))
+                rows[: self.n] = self.rows[: self.n]
+                self.rows = rows
+            self.rows[self.n : self.n + m] = X
+        self.n += m
+
+    def view(self, lo, hi):
+        if not self.sparse:
+            return self.rows[lo:hi]
+        a, z = self.indptr[lo], self.indptr[hi]
+        return sp.csr_matrix(
+            (self.data[a:z], self.indices[a:z], self.indptr[lo : hi + 1] - a),
+            shape=(hi - lo, self.n_features),
+        )
+
+
+def _grow(a, need):
+    cap = max(2 * a.shape[0], need)
+    shape = (cap,) + a.shape[1:]
+    out = np.zeros(shape, dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+class KernelState:
+    """Support vectors, coefficients and averaging/voting totals of all problems."""
+
+    def __init__(self, n_features, n_problems, sparse, kernel):
+        self.kernel = kernel
+        self.n_problems = n_problems
+        self.store = RowStore(n_features, sparse)
+        cap = 256
+        self.inv = np.zeros(cap)  # 1 / sqrt(K(x_j, x_j))
+        self.sq = np.zeros(cap)  # ||x_j||^2 (Gaussian kernels)
+        self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
+        self.A = np.zeros((cap, n_problems))
+        self.T_ins = np.zeros((cap, n_problems))
+        self.acc = np.zeros((cap, n_problems))
+        self.mask = np.zeros((cap, n_problems), dtype=bool)
+        self.hcount = np.zeros((cap + 1, n_problems), dtype=np.int64)
+        self.s = np.ones(n_problems)
+        self.norm2 = np.zeros(n_problems)
+        self.k = np.ones(n_problems, dtype=np.int64)
+        self.T = np.zeros(n_problems)
+        self.n_trials = 0
+        self.n_seen = 0  # stream position, for support indices
+
+    @property
+    def m(self):
+        return self.store.n
+
+    @property
+    def n_corrections(self):
+        return self.k - 1
+
+    def reserve(self, extra):
+        need = self.m + extra
+        if need > self.A.shape[0]:
+            for name in ("inv", "sq", "index", "A", "T_ins", "acc", "mask"):
+                setattr(self, name, _grow(getattr(self, name), need))
+        if need + 1 > self.hcount.shape[0]:
+            self.hcount = _grow(self.hcount, need + 1)
+
+    # -- numerical housekeeping ------------------------------------------------------
+    def flush(self, c, extra=()):
+        """Close the averaging intervals of problem c; T_c restarts from 0.
+
+        ``extra`` holds ``(A, T_ins, acc)`` column views of in-block support vectors
+        that are not stored yet.
+        """
+        m = self.m
+        self.acc[:m, c] += self.A[:m, c] * (self.T[c] - self.T_ins[:m, c]) * self.mask[:m, c]
+        self.T_ins[:m, c] = 0.0
+        for a, t, acc, mask in extra:
+            acc += a * (self.T[c] - t) * mask
+            t[:] = 0.0
+        self.T[c] = 0.0
+
+    def fold(self, c, views=(), extra=()):
+        """Multiply problem c's coefficients (and every sum made of them) by s_c; s_c = 1."""
+        self.flush(c, extra)
+        f = self.s[c]
+        self.A[: self.m, c] *= f
+        for v in views:
+            v *= f
+        for a, _, _, _ in extra:
+            a *= f
+        self.s[c] = 1.0
+
+    # -- outputs ---------------------------------------------------------------------
+    def coefficients(self, output):
+        """(m, C) coefficients of the ``last`` or ``avg`` hypothesis on K_hat(x_j, .)."""
+        m = self.m
+        if output == "last":
+            return self.A[:m] * self.s[None, :]
+        total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
+        return total / max(self.n_trials, 1)
+
+    def kernel_rows(self, X, inv_x, sq_x, max_elems=1 << 24):
+        """Yield ``(lo, hi, K_hat(X[lo:hi], SV))`` in chunks of at most ``max_elems``."""
+        m = self.m
+        sv = self.store.view(0, m)
+        step = max(1, max_elems // max(m, 1))
+        for lo in range(0, X.shape[0], step):
+            hi = min(X.shape[0], lo + step)
+            yield (
+                lo,
+                hi,
+                self.kernel.normalised(
+                    X[lo:hi],
+                    sv,
+                    inv_x[lo:hi],
+                    self.inv[:m],
+                    None if sq_x is None else sq_x[lo:hi],
+                    self.sq[:m] if self.kernel.needs_norms else None,
+                ),
+            )
+
+    def scores(self, X, inv_x, sq_x, output):
+        """Decision values (n, C) of the ``last``, ``avg`` or ``voted`` hypothesis."""
+        n = X.shape[0]
+        out = np.zeros((n, self.n_problems))
+        if self.m == 0:
+            return out
+        if output != "voted":
+            coef = self.coefficients(output)
+            for lo, hi, K in self.kernel_rows(X, inv_x, sq_x):
+                out[lo:hi] = K @ coef
+            return out
+        trials = max(self.n_trials, 1)
+        for lo, hi, K in self.kernel_rows(X, inv_x, sq_x):
+            for c in range(self.n_problems):
+                idx = np.flatnonzero(self.mask[: self.m, c])
+                if idx.size == 0:
+                    continue
+                prefix = np.cumsum(K[:, idx] * self.A[idx, c], axis=1)
+                counts = self.hcount[1 : idx.size + 1, c].astype(float)
+                out[lo:hi, c] = np.sign(prefix) @ counts / trials
+        return out
+
+
+def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None):
+    """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
+
+    Parameters
+    ----------
+    state : KernelState
+    X : ndarray or CSR matrix
+    inv_x, sq_x : 1 / sqrt(K(x, x)) and ||x||^2 of every row of X (sq_x may be None)
+    Y : (n, C) array of +1 / -1 targets
+    order : int array, the rows of X in presentation order
+    params : dict with alpha, B, C, block_size, fold_below
+    cache : None or (P, seen) arrays: the margin sums of every row over the first
+        ``seen[row]`` support vectors, filled in and used across epochs
+    progress : callable(n_rows) or None
+    """
+    alpha, B, C = params["alpha"], params["B"], params["C"]
+    b_max, fold_below = params["block_size"], params["fold_below"]
+    kernel = state.kernel
+    n_problems = state.n_problems
+    for lo in range(0, order.shape[0], b_max):
+        rows = order[lo : lo + b_max]
+        b = rows.shape[0]
+        Xb = X[rows]
+        inv_b = inv_x[rows]
+        sq_b = None if sq_x is None else sq_x[rows]
+        m0 = state.m
+        state.reserve(b)
+        F = np.zeros((b, n_problems))
+        if cache is not None:
+            P, seen = cache
+            first = seen[rows]
+            col0 = int(first.min()) if b else m0
+        else:
+            first = None
+            col0 = 0
+        if m0 > col0:
+            K = kernel.normalised(
+                Xb,
+                state.store.view(col0, m0),
+                inv_b,
+                state.inv[col0:m0],
+                sq_b,
+                state.sq[col0:m0] if kernel.needs_norms else None,
+            )
+            if first is not None and (first > col0).any():
+                K[np.arange(m0 - col0)[None, :] < (first - col0)[:, None]] = 0.0
+            F = K @ state.A[col0:m0]
+        if first is not None:
+            known = first > 0
+            F[known] += P[rows[known]]
+        Gb = kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
+        new_a = np.zeros((b, n_problems))
+        new_t = np.zeros((b, n_problems))
+        new_acc = np.zeros((b, n_problems))
+        new_mask = np.zeros((b, n_problems), dtype=bool)
+        f_seen = np.empty((b, n_problems))
+        pos = 0
+        while pos < b:
+            pos = alma_walk(
+                pos,
+                F,
+                Gb,
+                Y[rows],
+                inv_b,
+                alpha,
+                B,
+                C,
+                fold_below,
+                state.s,
+                state.norm2,
+                state.k,
+                state.T,
+                state.hcount,
+                new_a,
+                new_t,
+                new_mask,
+                f_seen,
+            )
+            for c in np.flatnonzero(state.s < fold_below):
+                views = [F[pos:, c], f_seen[:pos, c]]
+                if cache is not None:
+                    views.append(cache[0][:, c])
+                extra = [(new_a[:pos, c], new_t[:pos, c], new_acc[:pos, c], new_mask[:pos, c])]
+                state.fold(c, views, extra)
+        for c in range(n_problems):
+            if state.s[c] < FLUSH_RATIO * state.T[c]:
+                state.flush(c, [(new_a[:, c], new_t[:, c], new_acc[:, c], new_mask[:, c])])
+        # store the block's new support vectors, in order
+        is_sv = new_mask.any(axis=1)
+        n_new = int(is_sv.sum())
+        if cache is not None:
+            # margin sums over the support vectors stored before each row's trial
+            before = m0 + np.cumsum(is_sv) - is_sv
+            cache[0][rows] = f_seen
+            cache[1][rows] = before
+        if n_new:
+            sv_rows = np.flatnonzero(is_sv)
+            m1 = m0 + n_new
+            state.store.append(Xb[sv_rows])
+            state.inv[m0:m1] = inv_b[sv_rows]
+            if sq_b is not None:
+                state.sq[m0:m1] = sq_b[sv_rows]
+            state.index[m0:m1] = state.n_seen + lo + sv_rows
+            state.A[m0:m1] = new_a[sv_rows]
+            state.T_ins[m0:m1] = new_t[sv_rows]
+            state.acc[m0:m1] = new_acc[sv_rows]
+            state.mask[m0:m1] = new_mask[sv_rows]
+        state.n_trials += b
+        if progress is not None:
+            progress(b)
