@@ -2,12 +2,15 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from marginkit import ALMAClassifier
+from marginkit import ALMAClassifier, KernelALMAClassifier
 
 ESTIMATORS = [
     ALMAClassifier(),
     ALMAClassifier(p=6.0, alpha=0.5, output="avg", n_epochs=3, fit_intercept=True),
     ALMAClassifier(p="log", alpha=0.9, output="voted", n_epochs=2),
+    KernelALMAClassifier(),
+    KernelALMAClassifier(kernel="poly", degree=2, alpha=0.8, output="avg", n_epochs=2),
+    KernelALMAClassifier(kernel="poly_rbf", degree=3, output="voted", block_size=7),
 ]
 
 NO_BIAS = (
