@@ -166,3 +166,25 @@ def test_zero_kernel_diagonal_never_updates():
     assert not np.isin(np.arange(0, 40, 4), clf.support_).any()
     lin = ALMAClassifier(alpha=0.9).fit(X, y)
     assert clf.n_corrections_ == lin.n_corrections_
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: KernelALMAClassifier(kernel="rbf", gamma=0.5, alpha=0.9),
+        lambda: ALMAClassifier(p=3.0, alpha=0.9),
+    ],
+)
+def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):
+    X, y = make_blobs_pm(n=150, d=4, n_classes=3, seed=8)
+    seen = []
+
+    def record(est, epoch):
+        seen.append((epoch, est.n_corrections_, est.decision_function(X)))
+
+    make().set_params(n_epochs=3).fit(X, y, callback=record)
+    assert [e for e, _, _ in seen] == [0, 1, 2]
+    for epoch, corrections, scores in seen:
+        alone = make().set_params(n_epochs=epoch + 1).fit(X, y)
+        assert alone.n_corrections_ == corrections
+        np.testing.assert_allclose(alone.decision_function(X), scores, atol=1e-12)

@@ -54,7 +54,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
     Subclasses define ``_initialise(X)`` (fresh learned state, ``classes_`` known),
-    ``_passes(X, y, orders)`` (one pass per order over the rows of X) and
+    ``_passes(X, y, orders, callback)`` (one pass per order over the rows of X, then
+    ``callback(self, epoch)`` if given) and
     ``decision_function``; ``_state_attr`` names the attribute that exists once fitted.
     """
 
@@ -104,7 +105,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             leave=False,
         )
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, callback=None):
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
         if classes.shape[0] < 2:
@@ -118,7 +119,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         orders = [
             rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self.n_epochs)
         ]
-        return self._passes(X, y, orders)
+        return self._passes(X, y, orders, callback)
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, self._state_attr)
@@ -141,7 +142,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if first:
             self.classes_ = known
             self._initialise(X)
-        return self._passes(X, y, [np.arange(X.shape[0])])
+        return self._passes(X, y, [np.arange(X.shape[0])], None)
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise."""
@@ -184,26 +185,30 @@ class OnlineLinearClassifier(OnlineClassifier):
             return max(2.0, 2.0 * np.log(d))
         return float(self.p)
 
-    def _passes(self, X, y, orders):
+    def _passes(self, X, y, orders, callback):
         batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
         targets = self._targets(y)
-        work = [(order, j) for order in orders for j in range(len(self._states))]
-        with self._progress(len(work), "pass") as bar:
-            for order, j in work:
-                state = self._states[j]
+        with self._progress(len(orders) * len(self._states), "pass") as bar:
+            for epoch, order in enumerate(orders):
                 order = np.ascontiguousarray(order, dtype=np.int64)
-                pos = 0
-                while pos < order.shape[0]:
-                    pos = self._run(state, batch, targets[j], order, pos)
-                    if pos < order.shape[0]:
-                        state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
-                bar.update(1)
+                for j, state in enumerate(self._states):
+                    pos = 0
+                    while pos < order.shape[0]:
+                        pos = self._run(state, batch, targets[j], order, pos)
+                        if pos < order.shape[0]:
+                            state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
+                    bar.update(1)
+                self._update_counts()
+                if callback is not None:
+                    callback(self, epoch)
+        return self
+
+    def _update_counts(self):
         self.n_corrections_per_class_ = np.array(
             [s.n_corrections for s in self._states], dtype=np.int64
         )
         self.n_corrections_ = int(self.n_corrections_per_class_.sum())
         self.n_trials_ = self._states[0].n_trials
-        return self
 
     # -- prediction ----------------------------------------------------------------
     def _weights(self):

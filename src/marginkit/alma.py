@@ -146,19 +146,23 @@ class ALMAClassifier(OnlineLinearClassifier):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, callback=None):
         """Train from scratch for ``n_epochs`` passes.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        callback : callable, optional
+            Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
+            the estimator can predict there, e.g. to record a learning curve over
+            epochs from one run.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y)
+        return self._fit(X, y, callback)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -355,19 +359,23 @@ class KernelALMAClassifier(OnlineClassifier):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, callback=None):
         """Train from scratch for ``n_epochs`` passes.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        callback : callable, optional
+            Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
+            the estimator can predict there, e.g. to record a learning curve over
+            epochs from one run.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y)
+        return self._fit(X, y, callback)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -426,7 +434,7 @@ class KernelALMAClassifier(OnlineClassifier):
             )
         return inverse_sqrt(diag), sq
 
-    def _passes(self, X, y, orders):
+    def _passes(self, X, y, orders, callback):
         state = self._kstate
         inv, sq = self._instance_norms(X)
         Y = np.column_stack(self._targets(y))
@@ -442,12 +450,14 @@ class KernelALMAClassifier(OnlineClassifier):
             "fold_below": self._fold_below,
         }
         with self._progress(n * len(orders), "example") as bar:
-            for order in orders:
+            for epoch, order in enumerate(orders):
                 train_blocks(state, X, inv, sq, Y, order, params, cache, bar.update)
+                self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
+                self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+                self.n_trials_ = state.n_trials
+                if callback is not None:
+                    callback(self, epoch)
         state.n_seen += n
-        self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
-        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
-        self.n_trials_ = state.n_trials
         return self
 
     # -- prediction ----------------------------------------------------------------
