@@ -262,19 +262,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         X = self._validate_X(X, reset=False)
         aug = -self.R_ if self.fit_intercept else 0.0
         if self.output == "voted":
-            n = self.n_features_in_
-
-            def dots(G):
-                out = np.asarray(X @ G[:, :n].T)
-                if self.fit_intercept:
-                    out = out + aug * G[:, n]
-                return out
-
-            cols = []
-            for s in self._states:
-                col = s.voted_scores(dots)
-                cols.append(np.zeros(X.shape[0]) if col is None else col)
-            scores = np.column_stack(cols)
+            scores = np.column_stack([s.voted_scores(X, aug) for s in self._states])
         else:
             coef, intercept = self._split(self._weights())
             xscale = inverse_or_zero(augmented_norms_p(X, self.p_, aug))

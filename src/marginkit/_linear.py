@@ -23,10 +23,13 @@ folded into v (an O(d) step that happens at most a few times in a long stream).
 
 The averaged hypothesis sum_t w_(t+1) (Freund and Schapire 1999: each hypothesis
 is weighted by the number of trials it survived, the trial that created it
-included) is kept lazily: ``acc_i + g_i (Sigma - last_i)`` where ``Sigma`` sums
-sigma over trials and ``last_i`` is Sigma when g_i last changed. sigma shrinks as
-v grows, so Sigma is restarted from 0 (every interval closed into ``acc``) when
-the trials' additions become small against it.
+included) is kept lazily: with ``Sigma`` the sum of sigma over trials, a change
+dg of g_i at a trial adds ``Sigma_before * dg`` to ``u_i``, and the sum is
+``acc + Sigma g - u`` (one extra update per touched coordinate). sigma shrinks as
+v grows, so Sigma is restarted from 0 (``acc += Sigma g - u; u = 0``, an O(d)
+flush) when the trials' additions become small against it.
+
+For p = 2, g is v itself: callers pass the same array for both.
 
 Every correction is logged (the instance's non-zeros and the coefficient added to
 v), so that the voted output sum_k c_k sign(w_k . x) can be replayed after
@@ -56,7 +59,7 @@ I_HNNZ = 2  # non-zeros logged
 N_ISTATE = 3
 
 # Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
-# to it, so that Sigma - last_i keeps at least 12 significant digits.
+# to it, so that Sigma g - u keeps at least 12 significant digits.
 FLUSH_RATIO = 1e-4
 
 
@@ -107,29 +110,33 @@ def _sigma(s, total, p):
 
 
 @njit(**NUMBA_OPTS)
-def _flush_average(g, acc, last, sigma_total):
-    """Close the lazy averaging intervals of every coordinate; Sigma restarts at 0."""
+def _flush_average(g, acc, u, sigma_total):
+    """acc += Sigma g - u and u = 0: the lazy average restarts with Sigma = 0."""
     for i in range(g.shape[0]):
-        acc[i] += g[i] * (sigma_total - last[i])
-        last[i] = 0.0
+        acc[i] += sigma_total * g[i] - u[i]
+        u[i] = 0.0
 
 
 @njit(inline="always", **NUMBA_OPTS)
-def _touch(i, delta, v, g, acc, last, sigma_total, p):
-    """v_i += delta, keeping g_i and the averaging accumulator; returns the change of S."""
+def _touch(i, delta, v, g, u, sigma_total, p):
+    """v_i += delta, keeping g_i and the averaging accumulator; returns the change of S.
+
+    For p = 2, ``g`` is ``v``.
+    """
     old = v[i]
     new = old + delta
     v[i] = new
-    acc[i] += g[i] * (sigma_total - last[i])
-    last[i] = sigma_total
     if p == 2.0:
-        g[i] = new
+        u[i] += sigma_total * delta
         return new * new - old * old
     a_new = abs(new)
     t_new = power(a_new, p - 1.0) if a_new > 0.0 else 0.0
+    g_new = t_new if new > 0.0 else -t_new
+    g_old = g[i]
     # |g_i| = |v_i|^(p-1), so |v_i|^p = |g_i| |v_i|
-    change = t_new * a_new - abs(g[i]) * abs(old)
-    g[i] = t_new if new > 0.0 else -t_new
+    change = t_new * a_new - abs(g_old) * abs(old)
+    u[i] += sigma_total * (g_new - g_old)
+    g[i] = g_new
     return change
 
 
@@ -193,7 +200,7 @@ def alma_pass(
     v,
     g,
     acc,
-    last,
+    u,
     fs,
     ist,
     h_start,
@@ -280,7 +287,7 @@ def alma_pass(
                     for jj in range(lo, hi):
                         i = indices[jj]
                         xv = data[jj]
-                        total += _touch(i, coef * xv, v, g, acc, last, sigma_total, p)
+                        total += _touch(i, coef * xv, v, g, u, sigma_total, p)
                         b_indices[hn] = i
                         b_data[hn] = xv
                         hn += 1
@@ -288,12 +295,12 @@ def alma_pass(
                     for j in range(n_feat):
                         xv = X[r, j]
                         if xv != 0.0:
-                            total += _touch(j, coef * xv, v, g, acc, last, sigma_total, p)
+                            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
                             b_indices[hn] = j
                             b_data[hn] = xv
                             hn += 1
                 if extra:
-                    total += _touch(d - 1, coef * aug, v, g, acc, last, sigma_total, p)
+                    total += _touch(d - 1, coef * aug, v, g, u, sigma_total, p)
                     b_indices[hn] = d - 1
                     b_data[hn] = aug
                     hn += 1
@@ -314,7 +321,7 @@ def alma_pass(
                 k += 1
                 if s < fold_below:
                     # fold s into v before S = sum |v|^p can overflow
-                    _flush_average(g, acc, last, sigma_total)
+                    _flush_average(g, acc, u, sigma_total)
                     sigma_total = 0.0
                     for i in range(d):
                         v[i] *= s
@@ -329,7 +336,7 @@ def alma_pass(
         if sigma_w < FLUSH_RATIO * sigma_total:
             # sigma has become small against Sigma: restart Sigma before the
             # differences Sigma - last_i lose their digits
-            _flush_average(g, acc, last, sigma_total)
+            _flush_average(g, acc, u, sigma_total)
             sigma_total = 0.0
         pos += 1
     fs[F_S] = s
@@ -373,3 +380,37 @@ def replay_directions(
             else:
                 t = power(abs(a), p - 1.0)
                 row[i] = t if a > 0.0 else -t
+
+
+@njit(**NUMBA_OPTS)
+def direction_changes(h_start, h_stop, h_coef, b_indices, b_data, first, stop, out_data):
+    """For p = 2: the change ``coef_k x_k`` of v made by corrections ``first..stop-1``.
+
+    Written in the layout of the log block. Logged rescales are applied by the caller
+    (``accumulate_votes`` multiplies its running sums by them).
+    """
+    for k in range(first, stop):
+        c = h_coef[k]
+        for jj in range(h_start[k], h_stop[k]):
+            out_data[jj] = c * b_data[jj]
+
+
+@njit(**NUMBA_OPTS)
+def accumulate_votes(P, mult, counts, out):
+    """out[r] += sum_k counts[k] sign(S_k[r]), S_k = mult[k] S_(k-1) + P[r, k].
+
+    ``P[r, k]`` is the change of ``g . x_r`` made by correction k, ``mult[k]`` the
+    positive factor g was rescaled by just before it: S_k is then a positive multiple
+    of ``w_(k+1) . x_r``.
+    """
+    n, K = P.shape
+    for r in range(n):
+        running = 0.0
+        total = 0.0
+        for k in range(K):
+            running = running * mult[k] + P[r, k]
+            if running > 0.0:
+                total += counts[k]
+            elif running < 0.0:
+                total -= counts[k]
+        out[r] += total

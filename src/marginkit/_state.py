@@ -5,6 +5,7 @@ compiled loops of :mod:`marginkit._linear`.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import _linear as L
 
@@ -31,9 +32,9 @@ class PNormState:
         self.d = int(d)
         self.p = float(p)
         self.v = np.zeros(d)
-        self.g = np.zeros(d)
+        self.g = np.zeros(d) if self.p != 2.0 else np.zeros(0)  # g is v for p = 2
         self.acc = np.zeros(d)
-        self.last = np.zeros(d)
+        self.u = np.zeros(d)
         self.fs = np.zeros(L.N_FSTATE)
         self.fs[L.F_S] = 1.0
         self.fs[L.F_PENDING] = 1.0
@@ -95,13 +96,18 @@ class PNormState:
         """The correction counter k of Figure 1 (corrections made so far, plus one)."""
         return int(self.ist[L.I_K])
 
+    @property
+    def direction(self):
+        """g = sign(v) |v|^(p-1), a positive multiple of w (v itself for p = 2)."""
+        return self.v if self.p == 2.0 else self.g
+
     def last_weights(self):
         """w_k = f^-1(theta_k), the current hypothesis (||w||_q <= 1)."""
-        return self.fs[L.F_SIGMA_W] * self.g
+        return self.fs[L.F_SIGMA_W] * self.direction
 
     def sum_weights(self):
         """sum over trials t of w_(t+1): the Freund-Schapire averaged vector, unnormalised."""
-        return self.acc + self.g * (self.fs[L.F_SIGMA] - self.last)
+        return self.acc + self.fs[L.F_SIGMA] * self.direction - self.u
 
     def avg_weights(self):
         """Mean over trials of the post-trial hypothesis."""
@@ -141,18 +147,80 @@ class PNormState:
                 )
                 yield first, G
 
-    def voted_scores(self, dots):
-        """sum_k c_k sign(w_k . x) / trials, replaying the correction log.
+    def direction_change_matrix(self):
+        """For p = 2: CSR matrix (K, d) whose row k is the change of v made by correction k.
 
-        ``dots(G)`` must return the (n_samples, len(G)) products of the instances
-        (with their bias coordinate) with the rows of G. None before any correction.
+        v . x after correction k is the running sum of ``(D @ x)[:k+1]``, rescaled at
+        logged folds; see :meth:`voted_scores`.
         """
-        total = None
-        for first, G in self.directions():
-            counts = self.h_count[first + 1 : first + 1 + G.shape[0]].astype(float)
-            part = np.sign(dots(G)) @ counts
-            total = part if total is None else total + part
-        return None if total is None else total / self.n_trials
+        K = self.n_corrections
+        bounds = [*self.b_first, K]
+        datas, indices, indptrs, offset = [], [], [np.zeros(1, dtype=np.int64)], 0
+        for b in range(len(self.b_first)):
+            first, stop = bounds[b], bounds[b + 1]
+            if stop == first:
+                continue
+            lo, hi = self.h_start[first], self.h_stop[stop - 1]
+            out = np.empty(hi)
+            L.direction_changes(
+                self.h_start,
+                self.h_stop,
+                self.h_coef,
+                self.b_indices[b],
+                self.b_data[b],
+                first,
+                stop,
+                out,
+            )
+            datas.append(out[lo:hi])
+            indices.append(self.b_indices[b][lo:hi])
+            indptrs.append(self.h_stop[first:stop] - lo + offset)
+            offset += hi - lo
+        if not datas:
+            return sp.csr_matrix((0, self.d))
+        return sp.csr_matrix(
+            (np.concatenate(datas), np.concatenate(indices), np.concatenate(indptrs)),
+            shape=(K, self.d),
+        )
+
+    def voted_scores(self, X, aug, max_elems=1 << 24):
+        """sum_k c_k sign(w_k . x) / trials for the rows of X (bias coordinate ``aug``).
+
+        For p = 2, w_k . x is a running sum of ``coef_k x_k . x`` along the
+        corrections, as v itself is built: one sparse product with the log gives every
+        change, O(nnz(X) x corrections) at most. For p > 2, g_k is not linear in the
+        log, and running sums of its changes lose their digits when g_i swings over
+        orders of magnitude; the directions g_k are rebuilt in chunks instead
+        (:meth:`directions`) and multiplied with X, O(d x corrections) more work.
+        """
+        K = self.n_corrections
+        out = np.zeros(X.shape[0])
+        if K == 0:
+            return out
+        n_feat = X.shape[1]
+        counts = self.h_count[1 : K + 1].astype(np.float64)
+        if self.p != 2.0:
+            for first, G in self.directions(max_elems):
+                P = np.asarray(X @ G[:, :n_feat].T)
+                if n_feat < self.d:
+                    P = P + aug * G[:, n_feat]
+                out += np.sign(P) @ counts[first : first + G.shape[0]]
+            return out / self.n_trials
+        D = self.direction_change_matrix()
+        if not sp.issparse(X) and D.nnz > 0.25 * K * n_feat:
+            Dx = D[:, :n_feat].toarray().T
+        else:
+            Dx = D[:, :n_feat].T.tocsr()
+        bias = D[:, n_feat].toarray().ravel() * aug if n_feat < self.d else None
+        mult = self.h_rescale[:K]
+        step = max(1, max_elems // K)
+        for lo in range(0, X.shape[0], step):
+            P = X[lo : lo + step] @ Dx
+            P = P.toarray() if sp.issparse(P) else np.asarray(P)
+            if bias is not None:
+                P = P + bias
+            L.accumulate_votes(np.ascontiguousarray(P), mult, counts, out[lo : lo + step])
+        return out / self.n_trials
 
 
 def _resized(a, n, zero=False):
