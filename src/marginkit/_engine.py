@@ -184,6 +184,7 @@ class KernelState:
         self.T = np.zeros(n_problems)
         self.n_trials = 0
         self.n_seen = 0  # stream position, for support indices
+        self.n_kernel_evals = 0  # kernel entries computed in training
 
     @property
     def m(self):
@@ -326,10 +327,12 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
             if first is not None and (first > col0).any():
                 K[np.arange(m0 - col0)[None, :] < (first - col0)[:, None]] = 0.0
             F = K @ state.A[col0:m0]
+            state.n_kernel_evals += b * (m0 - col0)
         if first is not None:
             known = first > 0
             F[known] += P[rows[known]]
         Gb = kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
+        state.n_kernel_evals += b * b
         new_a = np.zeros((b, n_problems))
         new_t = np.zeros((b, n_problems))
         new_acc = np.zeros((b, n_problems))

@@ -290,6 +290,9 @@ class KernelALMAClassifier(OnlineClassifier):
     n_corrections_ : int
     n_corrections_per_class_ : ndarray of shape (n_problems,)
     n_trials_ : int
+    n_kernel_evaluations_ : int
+        Kernel entries computed in training (each a dot product of two instances):
+        the work of training, against which its time can be measured.
     gamma_ : float
     B_ : float
     n_features_in_ : int
@@ -410,6 +413,7 @@ class KernelALMAClassifier(OnlineClassifier):
         self.n_corrections_per_class_ = np.zeros(self._n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
+        self.n_kernel_evaluations_ = 0
 
     def _instance_norms(self, X):
         """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""
@@ -455,6 +459,7 @@ class KernelALMAClassifier(OnlineClassifier):
                 self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
                 self.n_corrections_ = int(self.n_corrections_per_class_.sum())
                 self.n_trials_ = state.n_trials
+                self.n_kernel_evaluations_ = state.n_kernel_evals
                 if callback is not None:
                     callback(self, epoch)
         state.n_seen += n
