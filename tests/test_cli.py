@@ -109,3 +109,70 @@ def test_subprocess_unknown_experiment_and_version():
         [*cmd, "--version"], capture_output=True, text=True, timeout=120, check=False
     )
     assert ok.returncode == 0 and ok.stdout.strip() == f"marginkit {__version__}"
+
+
+# -- the kernel experiments ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "missing"),
+    [
+        ("gentile-mnist", "train-images-idx3-ubyte.gz not found"),
+        ("gentile-usps", "zip.train.gz not found"),
+        ("gentile-letter", "letter-recognition.data.gz not found"),
+    ],
+)
+def test_missing_data_dir_is_one_line_and_exit_2(name, missing, tmp_path, capsys):
+    out = tmp_path / "out" / "run"
+    argv = [
+        "reproduce",
+        name,
+        "--quick",
+        "--data-dir",
+        str(tmp_path / "nowhere"),
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = _one_error_line(captured.err)
+    assert missing in line and str(tmp_path / "nowhere") in line
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["reproduce", "gentile-usps", "--degrees", "4"],
+            "--degrees does not apply to gentile-usps",
+        ),
+        (["reproduce", "gentile-table6", "--permutations", "2"], "--permutations does not apply"),
+        (["reproduce", "gentile-table6", "--data-dir", "."], "--data-dir does not apply"),
+        (["reproduce", "gentile-mnist", "--alphas", "1.5"], "alphas must lie in (0, 1]"),
+        (["reproduce", "gentile-mnist", "--alphas", "x"], "not a comma-separated list"),
+        (["reproduce", "gentile-mnist", "--degrees", "4,x"], "not a comma-separated list"),
+        (["reproduce", "gentile-mnist", "--degrees", "0"], "degrees must be >= 1"),
+        (["reproduce", "gentile-letter", "--epochs", "0"], "must be >= 1"),
+        (["reproduce", "gentile-letter", "--permutations", "two"], "not an integer"),
+    ],
+)
+def test_kernel_option_errors_exit_2_with_one_line(argv, message, capsys):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in _one_error_line(captured.err)
+
+
+def test_reproduce_usps_with_options(shared_data, tmp_path, capsys):
+    prefix = tmp_path / "usps"
+    argv = ["reproduce", "gentile-usps", "--quick", "--permutations", "1", "--alphas", "0.9"]
+    argv += ["--data-dir", str(shared_data), "--out", str(prefix)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("# Gentile (JMLR 2001), Table 1: kernel ALMA_2 on USPS")
+    assert "2 cells computed, 0 reused" in captured.err
+    doc = json.loads(prefix.with_suffix(".json").read_text())
+    assert doc["spec"]["config"]["permutations"] == 1
+    assert "marginkit reproduce gentile-usps --quick --permutations 1 --seed 0" in captured.out

@@ -326,7 +326,12 @@ def test_which_b_matches_reports_when_neither_setting_matches():
 
 
 def test_registry():
-    assert available_experiments() == ["gentile-table6"]
+    assert available_experiments() == [
+        "gentile-letter",
+        "gentile-mnist",
+        "gentile-table6",
+        "gentile-usps",
+    ]
     assert get_experiment("gentile-table6") is t6
     with pytest.raises(UnknownExperimentError, match="unknown experiment 'nope'"):
         get_experiment("nope")

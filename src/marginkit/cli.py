@@ -4,10 +4,13 @@ Usage::
 
     marginkit demo [--seed N]
     marginkit reproduce gentile-table6 [--quick] [--out PATH_PREFIX] [--seed N] [--quiet]
+    marginkit reproduce gentile-mnist [--permutations N] [--epochs E] [--degrees 4,6]
+        [--alphas 1.0,0.9] [--data-dir DIR] [--quick] [--out PATH_PREFIX] [--seed N] [--quiet]
+    marginkit reproduce gentile-usps|gentile-letter [...]  (the options that apply)
     marginkit --version
 
-User errors (bad arguments, an unknown experiment) print one line on standard error and
-exit with status 2.
+User errors (bad arguments, an option that does not apply to the experiment, an unknown
+experiment, a missing data file) print one line on standard error and exit with status 2.
 """
 
 from __future__ import annotations
@@ -43,6 +46,51 @@ def _seed(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _degrees(text: str) -> list[int]:
+    items = [t.strip() for t in text.split(",")]
+    try:
+        values = [int(t) for t in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {text!r}"
+        ) from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"degrees must be >= 1, got {text!r}")
+    return values
+
+
+def _alphas(text: str) -> list[float]:
+    items = [t.strip() for t in text.split(",")]
+    try:
+        values = [float(t) for t in items]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of numbers: {text!r}"
+        ) from None
+    if any(not 0.0 < v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"alphas must lie in (0, 1], got {text!r}")
+    return values
+
+
+#: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
+_SPEC_OPTIONS = {
+    "permutations": "--permutations",
+    "epochs": "--epochs",
+    "degrees": "--degrees",
+    "alphas": "--alphas",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``marginkit`` command."""
     from .experiments import available_experiments
@@ -72,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("experiment", metavar="EXPERIMENT", help=f"one of: {names}")
     rep.add_argument(
-        "--quick", action="store_true", help="a small version that runs in a few seconds"
+        "--quick", action="store_true", help="a small version that runs in under a minute"
     )
     rep.add_argument(
         "--out",
@@ -81,8 +129,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="output path without extension (default results/EXPERIMENT, or "
         "results/EXPERIMENT-quick with --quick)",
     )
-    rep.add_argument("--seed", type=_seed, default=0, help="base seed of the data (default 0)")
+    rep.add_argument(
+        "--seed",
+        type=_seed,
+        default=0,
+        help="base seed: of the generated data (gentile-table6), of the permutations of the "
+        "training set (the kernel experiments); default 0",
+    )
     rep.add_argument("--quiet", action="store_true", help="no progress bar or status lines")
+    kernel = rep.add_argument_group(
+        "kernel experiments (gentile-mnist, gentile-usps, gentile-letter)"
+    )
+    kernel.add_argument(
+        "--permutations",
+        type=_count,
+        metavar="N",
+        help="random permutations of the training set (default 10; 2 with --quick)",
+    )
+    kernel.add_argument(
+        "--epochs",
+        type=_count,
+        metavar="E",
+        help="epochs of every fit, each recorded (default: the table's; at most 2 with --quick)",
+    )
+    kernel.add_argument(
+        "--degrees",
+        type=_degrees,
+        metavar="D[,D...]",
+        help="kernel degrees (gentile-mnist: default 4; gentile-letter: default 5)",
+    )
+    kernel.add_argument(
+        "--alphas",
+        type=_alphas,
+        metavar="A[,A...]",
+        help="values of alpha (default: gentile-mnist 1.0,0.9; gentile-usps 0.9; "
+        "gentile-letter 0.8)",
+    )
+    kernel.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="directory of the data files (default: $MARGINKIT_DATA or ~/marginkit_data)",
+    )
     return parser
 
 
@@ -129,12 +217,23 @@ def _demo(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from .experiments import UnknownExperimentError, get_experiment, reproduce
+    from .experiments import MissingDataError, UnknownExperimentError, get_experiment, reproduce
 
     try:
-        get_experiment(args.experiment)
+        experiment = get_experiment(args.experiment)
     except UnknownExperimentError as exc:
         raise _UsageError(str(exc)) from None
+    accepted = getattr(experiment, "OPTIONS", ())
+    options = {}
+    for name, flag in _SPEC_OPTIONS.items():
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if name not in accepted:
+            raise _UsageError(f"{flag} does not apply to {args.experiment}")
+        options[name] = value
+    if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
+        raise _UsageError(f"--data-dir does not apply to {args.experiment} (it reads no files)")
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
@@ -144,8 +243,16 @@ def _reproduce(args) -> int:
     start = time.perf_counter()
     try:
         result = reproduce(
-            args.experiment, args.out, quick=args.quick, seed=args.seed, quiet=args.quiet
+            args.experiment,
+            args.out,
+            quick=args.quick,
+            seed=args.seed,
+            quiet=args.quiet,
+            data_dir=args.data_dir,
+            **options,
         )
+    except MissingDataError as exc:
+        raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")
         return 1

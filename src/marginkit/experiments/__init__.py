@@ -1,12 +1,18 @@
 """Published experiments as data, and a resumable runner for them.
 
-Each experiment module holds the spec of one published table (``build_spec``), the
+Each experiment holds the spec of one published table (``build_spec``), the
 computation of one cell (``run_cell``), the report (``render``) and, in ``data/``, the
-published values that are stored beside it. :func:`reproduce` ties them together:
+published values that are stored beside it. An experiment is a module
+(:mod:`~marginkit.experiments.gentile_table6`) or an object with the same attributes (the
+three kernel tables of :mod:`~marginkit.experiments.gentile_kernel`). Experiments that
+read real data files also have ``cell_runner(data_dir)``, which loads the data once and
+returns the ``run_cell`` to use; the keyword options an experiment's ``build_spec``
+takes beyond ``quick`` and ``seed`` are listed in its ``OPTIONS``. :func:`reproduce` ties
+them together:
 
 >>> from marginkit.experiments import available_experiments
 >>> available_experiments()
-['gentile-table6']
+['gentile-letter', 'gentile-mnist', 'gentile-table6', 'gentile-usps']
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import gentile_table6
+from . import gentile_kernel, gentile_table6
+from .gentile_kernel import MissingDataError
 from .runner import Cell, LastValueCache, RunReport, Spec, run, write_text_atomic
 
-EXPERIMENTS = {gentile_table6.NAME: gentile_table6}
+EXPERIMENTS = {
+    gentile_table6.NAME: gentile_table6,
+    **{e.NAME: e for e in gentile_kernel.EXPERIMENTS},
+}
 
 
 class UnknownExperimentError(KeyError):
@@ -83,6 +93,8 @@ def reproduce(
     quick: bool = False,
     seed: int = 0,
     quiet: bool = False,
+    data_dir: str | os.PathLike | None = None,
+    **options,
 ) -> Reproduction:
     """Run (or resume) a published experiment and write its JSON results and report.
 
@@ -97,24 +109,47 @@ def reproduce(
     quick : bool, default=False
         The small version of the experiment.
     seed : int >= 0, default=0
-        Base seed of the data sets.
+        Base seed of the experiment's randomness (the generated data sets of Table 6, the
+        permutations of the training sets of the kernel tables).
     quiet : bool, default=False
         No progress bar.
+    data_dir : path-like, optional
+        Where the real data files are (experiments that read them only; default
+        ``$MARGINKIT_DATA`` or ``~/marginkit_data``).
+    **options
+        Options of the experiment's ``build_spec`` listed in its ``OPTIONS`` (e.g.
+        ``permutations``, ``epochs``, ``degrees``, ``alphas`` for the kernel tables);
+        None means the default.
 
     Returns
     -------
     reproduction : Reproduction
+
+    Raises
+    ------
+    ValueError
+        For an option the experiment does not take, or a bad value.
+    MissingDataError
+        When a data file is missing (before anything is written).
     """
     module = get_experiment(name)
     if seed < 0:
         raise ValueError(f"the seed must be >= 0, got {seed}")
+    options = {k: v for k, v in options.items() if v is not None}
+    unknown = sorted(set(options) - set(getattr(module, "OPTIONS", ())))
+    if unknown:
+        raise ValueError(f"{name} does not take the option(s): {', '.join(unknown)}")
+    uses_data = getattr(module, "USES_DATA", False)
+    if data_dir is not None and not uses_data:
+        raise ValueError(f"{name} reads no data files: data_dir does not apply")
     prefix = Path(default_prefix(name, quick=quick) if prefix is None else prefix)
     if prefix.suffix in (".json", ".md"):
         prefix = prefix.with_suffix("")
     json_path = prefix.with_name(prefix.name + ".json")
     markdown_path = prefix.with_name(prefix.name + ".md")
-    spec = module.build_spec(quick=quick, seed=seed)
-    report = run(spec, module.run_cell, json_path, quiet=quiet)
+    spec = module.build_spec(quick=quick, seed=seed, **options)
+    run_cell = module.cell_runner(data_dir) if uses_data else module.run_cell
+    report = run(spec, run_cell, json_path, quiet=quiet)
     markdown = module.render(report.document)
     write_text_atomic(markdown_path, markdown)
     return Reproduction(json_path, markdown_path, markdown, report)
@@ -124,6 +159,7 @@ __all__ = [
     "EXPERIMENTS",
     "Cell",
     "LastValueCache",
+    "MissingDataError",
     "Reproduction",
     "RunReport",
     "Spec",
