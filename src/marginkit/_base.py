@@ -7,7 +7,7 @@ epoch; it never loops over samples in Python.
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
@@ -60,6 +60,45 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _state_attr = "_states"
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, callback=None):
+        """Train from scratch for ``n_epochs`` passes.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        callback : callable, optional
+            Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
+            the estimator can predict there, e.g. to record a learning curve over
+            epochs from one run.
+
+        Returns
+        -------
+        self
+        """
+        return self._fit(X, y, callback)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """One pass over ``X`` in the order given, carrying on from the current state.
+
+        Any split of a stream into calls gives the model of one :meth:`fit` with
+        ``n_epochs=1, shuffle=False`` on the whole stream.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like of shape (n_classes,), default=None
+            All the labels the stream can hold; required on the first call.
+
+        Returns
+        -------
+        self
+        """
+        return self._partial_fit(X, y, classes)
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, reset):

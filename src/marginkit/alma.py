@@ -4,7 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -144,45 +143,6 @@ class ALMAClassifier(OnlineLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.verbose = verbose
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, callback=None):
-        """Train from scratch for ``n_epochs`` passes.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        callback : callable, optional
-            Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
-            the estimator can predict there, e.g. to record a learning curve over
-            epochs from one run.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, callback)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
-        """One pass over ``X`` in the order given, carrying on from the current state.
-
-        Any split of a stream into calls gives the model of one :meth:`fit` with
-        ``n_epochs=1, shuffle=False`` on the whole stream.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        classes : array-like of shape (n_classes,), default=None
-            All the labels the stream can hold; required on the first call.
-
-        Returns
-        -------
-        self
-        """
-        return self._partial_fit(X, y, classes)
 
     def _initialise(self, X):
         super()._initialise(X)
@@ -360,42 +320,6 @@ class KernelALMAClassifier(OnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, callback=None):
-        """Train from scratch for ``n_epochs`` passes.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        callback : callable, optional
-            Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
-            the estimator can predict there, e.g. to record a learning curve over
-            epochs from one run.
-
-        Returns
-        -------
-        self
-        """
-        return self._fit(X, y, callback)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
-        """One pass over ``X`` in the order given, carrying on from the current state.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        classes : array-like of shape (n_classes,), default=None
-            All the labels the stream can hold; required on the first call.
-
-        Returns
-        -------
-        self
-        """
-        return self._partial_fit(X, y, classes)
 
     # -- training ------------------------------------------------------------------
     def _initialise(self, X):

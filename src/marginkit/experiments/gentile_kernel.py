@@ -32,20 +32,17 @@ are :class:`KernelExperiment` objects with the interface of an experiment module
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
 from .. import datasets
 from ..alma import KernelALMAClassifier
 from ._format import format_table
-from .runner import Cell, LastValueCache, Spec
+from .runner import Cell, LastValueCache, Spec, published_values
 
 NOT_STORED = "n/s"
 NOT_RUN = "-"
@@ -877,15 +874,6 @@ def _unique(values):
 # -- published values -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _published_document() -> str:
-    return (
-        resources.files("marginkit.experiments")
-        .joinpath("data/gentile_kernel.json")
-        .read_text(encoding="utf-8")
-    )
-
-
 def load_published() -> dict:
     """The stored published values of Tables 1, 3 and 5.
 
@@ -896,7 +884,7 @@ def load_published() -> dict:
         ``cells``, a list of ``{dataset, table, alpha, degree, epoch, output, metric,
         value, note}``. Values absent from the list are not stored.
     """
-    return json.loads(_published_document())
+    return published_values("gentile_kernel.json")
 
 
 def published_lookup(published: Mapping | None = None) -> dict:

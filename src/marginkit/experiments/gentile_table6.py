@@ -18,19 +18,16 @@ published value is shown as "n/s" (not stored), never guessed.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Mapping
-from functools import lru_cache
-from importlib import resources
 
 import numpy as np
 
 from ..alma import ALMAClassifier
 from ..datasets import make_sparse_target
 from ._format import format_table
-from .runner import Cell, LastValueCache, Spec
+from .runner import Cell, LastValueCache, Spec, published_values
 
 NAME = "gentile-table6"
 TITLE = "Gentile (JMLR 2001), Table 6: ALMA_p on sparse targets (section 4.4)"
@@ -228,15 +225,6 @@ def run_cell(cell: Cell, cache: LastValueCache) -> dict:
 # -- published values -------------------------------------------------------------------
 
 
-@lru_cache(maxsize=1)
-def _published_document() -> str:
-    return (
-        resources.files("marginkit.experiments")
-        .joinpath("data/gentile_table6.json")
-        .read_text(encoding="utf-8")
-    )
-
-
 def load_published() -> dict:
     """The stored cells of the published Table 6.
 
@@ -247,7 +235,7 @@ def load_published() -> dict:
         and ``cells``, a list of ``{s, eps, p, alpha, output, metric, value, note}``.
         Cells absent from the list are not stored.
     """
-    return json.loads(_published_document())
+    return published_values("gentile_table6.json")
 
 
 def published_lookup(published: Mapping | None = None) -> dict:

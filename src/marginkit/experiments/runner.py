@@ -34,7 +34,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
+from functools import cache
+from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
@@ -323,3 +324,13 @@ def _jsonable(obj):
     if hasattr(obj, "item") and callable(obj.item):  # NumPy scalar
         return obj.item()
     return obj
+
+
+@cache
+def _package_text(name: str) -> str:
+    return resources.files("marginkit.experiments").joinpath("data", name).read_text("utf-8")
+
+
+def published_values(name: str) -> dict:
+    """A published table stored in ``marginkit/experiments/data/<name>`` (parsed JSON)."""
+    return json.loads(_package_text(name))
