@@ -128,3 +128,15 @@ def test_scale_folding_is_invisible(p, monkeypatch):
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
         assert rel_err(clf.decision_function(X), alma_scores(runs, X, p, output)) < 1e-9
+
+
+@pytest.mark.parametrize("scale", [1e-60, 1e-20, 1.0, 1e20, 1e60])
+@pytest.mark.parametrize("p", [2.0, 10.0])
+def test_extreme_scales_are_normalised_exactly(scale, p):
+    """Instance norms neither overflow nor underflow: ALMA sees x / ||x||_p."""
+    X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=12)
+    ref = ALMAClassifier(p=p, alpha=0.8).fit(X, y)
+    for data in (X * scale, sp.csr_matrix(X * scale)):
+        clf = ALMAClassifier(p=p, alpha=0.8).fit(data, y)
+        assert clf.n_corrections_ == ref.n_corrections_
+        np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-9, atol=1e-15)

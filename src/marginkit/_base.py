@@ -22,6 +22,7 @@ from ._utils import augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(1, dtype=np.int32)
+_EMPTY_U = np.zeros(0, dtype=np.uint32)
 _EMPTY_X = np.zeros((1, 1))
 
 
@@ -32,12 +33,14 @@ class _Batch:
         self.n_samples, self.n_features = X.shape
         self.is_sparse = sp.issparse(X)
         if self.is_sparse:
-            self.indptr, self.indices, self.data = csr_arrays(X)
+            self.indptr, indices, self.data = csr_arrays(X)
+            # unsigned: the compiled loops then skip numba's negative-index wraparound
+            self.indices = indices.view(np.uint32 if indices.dtype == np.int32 else np.uint64)
             self.X = _EMPTY_X
             self.row_nnz = np.diff(self.indptr)
         else:
             self.X = np.ascontiguousarray(X, dtype=np.float64)
-            self.indptr, self.indices, self.data = _EMPTY_I, _EMPTY_I[:0], _EMPTY_F
+            self.indptr, self.indices, self.data = _EMPTY_I, _EMPTY_U, _EMPTY_F
             self.row_nnz = None
         self.aug = float(aug)
         # 1 / ||(x, aug)||_p, computed by the compiled pass on first sight of a row

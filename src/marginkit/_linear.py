@@ -160,13 +160,15 @@ def row_scale(X, indptr, indices, data, is_sparse, r, aug, p):
 @njit(**NUMBA_OPTS)
 def scaled_norm(vals, p):
     """p-norm of a vector, dividing by its largest magnitude first when needed."""
+    # one pass when the plain sum of powers neither overflows nor underflows
     if p == 2.0:
-        # one pass when the plain sum of squares neither overflows nor underflows
         total = np.dot(vals, vals)
-        if 1e-290 < total < 1e290:
-            return np.sqrt(total)
-        if total == 0.0:
-            return 0.0
+    else:
+        total = 0.0
+        for a in vals:
+            total += power(abs(a), p)
+    if 1e-290 < total < 1e290:
+        return np.sqrt(total) if p == 2.0 else total ** (1.0 / p)
     peak = 0.0
     for a in vals:
         if abs(a) > peak:
