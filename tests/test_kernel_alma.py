@@ -190,3 +190,15 @@ def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):
         alone = make().set_params(n_epochs=epoch + 1).fit(X, y)
         assert alone.n_corrections_ == corrections
         np.testing.assert_allclose(alone.decision_function(X), scores, atol=1e-12)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3, 4, 6, 9])
+def test_every_whole_power(degree):
+    """Each power has its own compiled loop; negative bases keep their sign when odd."""
+    X, y = make_blobs_pm(n=50, d=3, n_classes=2, seed=degree)
+    X = X - 0.5  # gamma x . y + coef0 < 0 for many pairs
+    kw = {"degree": degree, "gamma": 0.3, "coef0": 0.2}
+    runs, ref_scores = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
+    clf = KernelALMAClassifier(kernel="poly", alpha=0.9, block_size=8, **kw).fit(X, y)
+    assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+    assert rel_err(clf.decision_function(X), ref_scores(X, "last")) < 1e-9

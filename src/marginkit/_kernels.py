@@ -126,23 +126,61 @@ class Kernel:
 
 @njit(cache=True, nogil=True)
 def _finish(G, code, gamma, degree, coef0, inv_a, inv_b, sq_a, sq_b):
-    """In place: Gram matrix -> normalised kernel matrix, one pass."""
+    """In place: Gram matrix -> normalised kernel matrix, one pass.
+
+    The kernel is chosen outside the loops and whole powers are written out, so that
+    each row is one straight loop the compiler can vectorise.
+    """
     n, m = G.shape
+    d = int(degree)
     for i in range(n):
+        row = G[i]
+        if code == 1:
+            for j in range(m):
+                row[j] = gamma * row[j] + coef0
+        elif code >= 2:
+            sa = sq_a[i]
+            for j in range(m):
+                d2 = max(sa + sq_b[j] - 2.0 * row[j], 0.0)
+                row[j] = np.exp(-gamma * d2)
+            if code == 3:
+                for j in range(m):
+                    row[j] += coef0
+        if code == 1 or code == 3:
+            _whole_power(row, d)
         ia = inv_a[i]
         for j in range(m):
-            g = G[i, j]
-            if code == 0:
-                k = g
-            elif code == 1:
-                k = power_signed(gamma * g + coef0, degree)
-            else:
-                d2 = sq_a[i] + sq_b[j] - 2.0 * g
-                if d2 < 0.0:
-                    d2 = 0.0
-                e = np.exp(-gamma * d2)
-                k = e if code == 2 else power_signed(coef0 + e, degree)
-            G[i, j] = k * ia * inv_b[j]
+            row[j] *= ia * inv_b[j]
+
+
+@njit(inline="always", cache=True, nogil=True)
+def _whole_power(row, d):
+    """row ** d in place for a whole d >= 1 (negative entries keep their sign if d is odd)."""
+    m = row.shape[0]
+    if d == 2:
+        for j in range(m):
+            row[j] = row[j] * row[j]
+    elif d == 3:
+        for j in range(m):
+            t = row[j]
+            row[j] = t * t * t
+    elif d == 4:
+        for j in range(m):
+            t = row[j] * row[j]
+            row[j] = t * t
+    elif d == 5:
+        for j in range(m):
+            t = row[j]
+            t2 = t * t
+            row[j] = t2 * t2 * t
+    elif d == 6:
+        for j in range(m):
+            t = row[j]
+            t2 = t * t
+            row[j] = t2 * t2 * t2
+    elif d > 6:
+        for j in range(m):
+            row[j] = power_signed(row[j], d)
 
 
 @njit(inline="always", cache=True, nogil=True)
