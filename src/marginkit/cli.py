@@ -56,30 +56,25 @@ def _count(text: str) -> int:
     return value
 
 
-def _degrees(text: str) -> list[int]:
-    items = [t.strip() for t in text.split(",")]
-    try:
-        values = [int(t) for t in items]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of integers: {text!r}"
-        ) from None
-    if any(v < 1 for v in values):
-        raise argparse.ArgumentTypeError(f"degrees must be >= 1, got {text!r}")
-    return values
+def _number_list(convert, kind, valid, requirement):
+    """An argparse type: a comma-separated list of numbers, each checked by ``valid``."""
+
+    def parse(text: str) -> list:
+        try:
+            values = [convert(t.strip()) for t in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a comma-separated list of {kind}: {text!r}"
+            ) from None
+        if not all(valid(v) for v in values):
+            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
+        return values
+
+    return parse
 
 
-def _alphas(text: str) -> list[float]:
-    items = [t.strip() for t in text.split(",")]
-    try:
-        values = [float(t) for t in items]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a comma-separated list of numbers: {text!r}"
-        ) from None
-    if any(not 0.0 < v <= 1.0 for v in values):
-        raise argparse.ArgumentTypeError(f"alphas must lie in (0, 1], got {text!r}")
-    return values
+_degrees = _number_list(int, "integers", lambda v: v >= 1, "degrees must be >= 1")
+_alphas = _number_list(float, "numbers", lambda v: 0.0 < v <= 1.0, "alphas must lie in (0, 1]")
 
 
 #: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
