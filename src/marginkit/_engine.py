@@ -338,13 +338,14 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
         new_acc = np.zeros((b, n_problems))
         new_mask = np.zeros((b, n_problems), dtype=bool)
         f_seen = np.empty((b, n_problems))
+        Y_b = Y[rows]
         pos = 0
         while pos < b:
             pos = alma_walk(
                 pos,
                 F,
                 Gb,
-                Y[rows],
+                Y_b,
                 inv_b,
                 alpha,
                 B,

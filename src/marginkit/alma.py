@@ -342,9 +342,9 @@ class KernelALMAClassifier(OnlineClassifier):
     def _instance_norms(self, X):
         """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""
         kernel = self._kstate.kernel
-        sq = None if callable(kernel.kernel) or kernel.kernel == "rbf" else squared_norms(X)
-        if kernel.needs_norms:
-            sq = squared_norms(X)
+        # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
+        needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
+        sq = squared_norms(X) if needs_sq else None
         diag = kernel.diagonal(X, sq)
         bad = ~np.isfinite(diag)
         if sq is not None:
