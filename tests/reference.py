@@ -194,3 +194,125 @@ def kernel_alma_fit(X, y, kernel, alpha, B, C, n_epochs=1, gamma=1.0, degree=3, 
         return out.ravel() if out.shape[1] == 1 else out
 
     return runs, scores
+
+
+# -- the Perceptron family and ROMMA (unnormalised instances, p = 2) ---------------------
+
+
+def _dense(X):
+    return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+
+
+def perceptron_binary(X, y, n_epochs=1):
+    """Rosenblatt's Perceptron: w += y x when y w . x <= 0 (x = 0 never updates)."""
+    X = _dense(X)
+    w = np.zeros(X.shape[1])
+    hyps, counts = [w], [0]
+    for _ in range(n_epochs):
+        for x, yt in zip(X, y, strict=True):
+            if np.any(x != 0) and yt * (w @ x) <= 0:
+                w = w + yt * x
+                hyps.append(w)
+                counts.append(0)
+            counts[-1] += 1
+    return hyps, counts
+
+
+def romma_binary(X, y, aggressive=False, n_epochs=1):
+    """ROMMA / aggressive ROMMA (Li and Long 2002, section 3), solved from its definition.
+
+    At an update, w' = argmin ||w'|| subject to w' . w >= ||w||^2 and y w' . x >= 1,
+    found by trying the two cases of the KKT conditions (only the second constraint
+    binds, or both do) instead of the closed form.
+    """
+    X = _dense(X)
+    w = np.zeros(X.shape[1])
+    hyps, counts = [w], [0]
+    for _ in range(n_epochs):
+        for x, yt in zip(X, y, strict=True):
+            if not np.any(x != 0):
+                counts[-1] += 1
+                continue
+            m = yt * (w @ x)
+            if (m < 1.0) if aggressive else (m <= 0.0):
+                z = yt * x
+                only_new = z / (z @ z)  # the projection of 0 onto {v : v . z >= 1}
+                if w @ w == 0.0 or only_new @ w >= w @ w:
+                    w = only_new
+                else:
+                    # both bind: v = a w + b z with v . w = ||w||^2 and v . z = 1
+                    G = np.array([[w @ w, w @ z], [w @ z, z @ z]])
+                    a, b = np.linalg.solve(G, [w @ w, 1.0])
+                    w = a * w + b * z
+                hyps.append(w)
+                counts.append(0)
+            counts[-1] += 1
+    return hyps, counts
+
+
+def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000):
+    """The margin Perceptron of the lecture notes; gamma_guess=None halves from R.
+
+    Returns (hypotheses of the final guess, their counts, final guess, total updates,
+    epochs, converged).
+    """
+    X = _dense(X)
+    R = max(np.linalg.norm(x) for x in X) or 1.0
+    gamma = R if gamma_guess is None else gamma_guess
+    epochs, total = 0, 0
+    while True:
+        budget = np.floor(12 * R**2 / gamma**2) if gamma_guess is None else np.inf
+        w = np.zeros(X.shape[1])
+        hyps, counts, updates, restart, converged = [w], [0], 0, False, False
+        while epochs < max_iter and not restart:
+            epochs += 1
+            changed = False
+            for x, yt in zip(X, y, strict=True):
+                nw = np.linalg.norm(w)
+                if np.any(x != 0) and (nw == 0 or yt * (w @ x) / nw < gamma / 2):
+                    if updates >= budget:
+                        restart = True
+                        break
+                    w = w + yt * x
+                    updates += 1
+                    changed = True
+                    hyps.append(w)
+                    counts.append(0)
+                counts[-1] += 1
+            if not restart and not changed:
+                converged = True
+                break
+        total += updates
+        if not restart:
+            return hyps, counts, gamma, total, epochs, converged
+        gamma /= 2
+
+
+def linear_fit(binary, X, y, fit_intercept=False, **kwargs):
+    """One-vs-rest runs of ``binary`` (perceptron_binary, romma_binary) and R."""
+    classes = np.unique(y)
+    X = _dense(X)
+    R = None
+    if fit_intercept:
+        R = max(np.linalg.norm(x) for x in X) or 1.0
+        X = augment(X, R)
+    return [binary(X, t, **kwargs) for t in ovr_targets(y, classes)], R
+
+
+def linear_scores(runs, X, output, R=None):
+    """w . x (+ the bias coordinate) for the 'last', 'avg' or 'voted' hypothesis."""
+    X = _dense(X)
+    if R is not None:
+        X = augment(X, R)
+    cols = []
+    for hyps, counts in runs:
+        if output == "last":
+            cols.append(X @ hyps[-1])
+        elif output == "avg":
+            cols.append(X @ (sum(c * w for w, c in zip(hyps, counts, strict=True)) / sum(counts)))
+        else:
+            cols.append(
+                sum(c * np.sign(X @ w) for w, c in zip(hyps, counts, strict=True)) / sum(counts)
+            )
+    scores = np.column_stack(cols)
+    return scores.ravel() if scores.shape[1] == 1 else scores

@@ -2,7 +2,13 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from marginkit import ALMAClassifier, KernelALMAClassifier
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    ROMMAClassifier,
+)
 
 ESTIMATORS = [
     ALMAClassifier(),
@@ -11,6 +17,11 @@ ESTIMATORS = [
     KernelALMAClassifier(),
     KernelALMAClassifier(kernel="poly", degree=2, alpha=0.8, output="avg", n_epochs=2),
     KernelALMAClassifier(kernel="poly_rbf", degree=3, output="voted", block_size=7),
+    PerceptronClassifier(fit_intercept=True, n_epochs=5, output="avg"),
+    PerceptronClassifier(output="voted", n_epochs=2),
+    ROMMAClassifier(fit_intercept=True, n_epochs=5),
+    ROMMAClassifier(aggressive=True, output="voted", n_epochs=3, shuffle=True, random_state=0),
+    MarginPerceptronClassifier(fit_intercept=True, max_iter=20),
 ]
 
 NO_BIAS = (

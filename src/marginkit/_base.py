@@ -17,6 +17,7 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from . import _linear as L
 from ._state import PNormState
 from ._utils import augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 
@@ -202,9 +203,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
 
-    Subclasses define ``_run(state, batch, y_pm, order, start)``: one compiled pass
-    from ``start``, returning the position reached.
+    Subclasses define ``_rule_args()``: the update rule of
+    :func:`marginkit._linear.linear_pass` and its parameters ``(rule, alpha, B, C,
+    gamma_guess)``. Only ALMA normalises the instances.
     """
+
+    _max_updates = -1
 
     def _initialise(self, X):
         n_features = X.shape[1]
@@ -221,11 +225,46 @@ class OnlineLinearClassifier(OnlineClassifier):
         self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
+        # Fold the scale into v before S = sum |v|^p nears overflow (s^p < 1e-200).
+        self._fold_below = float(np.exp(-460.0 / self.p_))
+
+    @property
+    def _normalises(self):
+        return self._rule_args()[0] == L.RULE_ALMA
+
+    def _run(self, state, batch, y_pm, order, start):
+        """One compiled pass from ``start``; returns the position reached."""
+        rule, alpha, B, C, gamma_guess = self._rule_args()
+        return L.linear_pass(
+            batch.X,
+            batch.indptr,
+            batch.indices,
+            batch.data,
+            batch.is_sparse,
+            batch.aug,
+            batch.xscale,
+            y_pm,
+            order,
+            start,
+            rule,
+            self.p_,
+            alpha,
+            B,
+            C,
+            gamma_guess,
+            self._max_updates,
+            self._fold_below,
+            state.v,
+            state.direction,
+            state.acc,
+            state.u,
+            state.fs,
+            state.ist,
+            *state.log_arrays(),
+        )
 
     def _resolve_p(self, d):
-        if self.p == "log":
-            return max(2.0, 2.0 * np.log(d))
-        return float(self.p)
+        return 2.0
 
     def _passes(self, X, y, orders, callback):
         batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
@@ -234,16 +273,23 @@ class OnlineLinearClassifier(OnlineClassifier):
             for epoch, order in enumerate(orders):
                 order = np.ascontiguousarray(order, dtype=np.int64)
                 for j, state in enumerate(self._states):
-                    pos = 0
-                    while pos < order.shape[0]:
-                        pos = self._run(state, batch, targets[j], order, pos)
-                        if pos < order.shape[0]:
-                            state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
+                    self._run_all(state, batch, targets[j], order)
                     bar.update(1)
                 self._update_counts()
                 if callback is not None:
                     callback(self, epoch)
         return self
+
+    def _run_all(self, state, batch, y_pm, order):
+        """The pass over ``order``, growing the log as needed; False if the budget ran out."""
+        pos = 0
+        while pos < order.shape[0]:
+            pos = self._run(state, batch, y_pm, order, pos)
+            if state.ist[L.I_BUDGET]:
+                return False
+            if pos < order.shape[0]:
+                state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
+        return True
 
     def _update_counts(self):
         self.n_corrections_per_class_ = np.array(
@@ -287,13 +333,14 @@ class OnlineLinearClassifier(OnlineClassifier):
         return self._split(self._weights())[1]
 
     def decision_function(self, X):
-        """Margins of the normalised instances under the ``output`` hypothesis.
+        """Scores of the ``output`` hypothesis; positive means ``classes_[1]``.
 
-        For ``output="last"`` or ``"avg"`` this is ``w . x_hat`` with
+        For ``output="last"`` or ``"avg"`` this is ``w . x + b``; for ALMA, which
+        learns on normalised instances, it is ``w . x_hat`` with
         ``x_hat = (x, -R) / ||(x, -R)||_p`` (no bias coordinate without
         ``fit_intercept``): the p-norm margin, in [-1, 1] since ``||w||_q <= 1``.
         For ``"voted"`` it is ``sum_k c_k sign(w_k . x)`` divided by the number of
-        trials, also in [-1, 1].
+        trials, in [-1, 1].
 
         Returns
         -------
@@ -307,8 +354,9 @@ class OnlineLinearClassifier(OnlineClassifier):
             scores = np.column_stack([s.voted_scores(X, aug) for s in self._states])
         else:
             coef, intercept = self._split(self._weights())
-            xscale = inverse_or_zero(augmented_norms_p(X, self.p_, aug))
-            scores = (np.asarray(X @ coef.T) + intercept) * xscale[:, None]
+            scores = np.asarray(X @ coef.T) + intercept
+            if self._normalises:
+                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
 
 

@@ -56,11 +56,19 @@ N_FSTATE = 6
 I_K = 0  # k of Figure 1: corrections so far + 1
 I_NHIST = 1  # corrections logged
 I_HNNZ = 2  # non-zeros logged
-N_ISTATE = 3
+I_BUDGET = 3  # 1 when the last pass stopped because an update exceeded max_updates
+N_ISTATE = 4
 
 # Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
 # to it, so that Sigma g - u keeps at least 12 significant digits.
 FLUSH_RATIO = 1e-4
+
+# Update rules of ``linear_pass``: the same state, log and averaging serve them all.
+RULE_ALMA = 0  # Gentile (2001), Figure 1: normalised instances, projection onto the ball
+RULE_PERCEPTRON = 1  # Rosenblatt: w += y x on y w . x <= 0
+RULE_MARGIN_PERCEPTRON = 2  # w += y x while y w . x / ||w|| < gamma / 2
+RULE_ROMMA = 3  # Li and Long (2002): relaxed projection on y w . x <= 0
+RULE_AGGRESSIVE_ROMMA = 4  # the same projection whenever y w . x < 1
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -183,7 +191,29 @@ def scaled_norm(vals, p):
 
 
 @njit(**NUMBA_OPTS)
-def alma_pass(
+def _reset(v, g, acc, u, sigma_total, p):
+    """w = 0: the average is flushed first, so that the vanished weights stay in it."""
+    _flush_average(g, acc, u, sigma_total)
+    for i in range(v.shape[0]):
+        v[i] = 0.0
+    if p != 2.0:
+        for i in range(g.shape[0]):
+            g[i] = 0.0
+
+
+@njit(**NUMBA_OPTS)
+def _row_sqnorm(X, indptr, data, is_sparse, r, aug):
+    """||(x_r, aug)||_2^2."""
+    if is_sparse:
+        vals = data[indptr[r] : indptr[r + 1]]
+        total = np.dot(vals, vals)
+    else:
+        total = np.dot(X[r], X[r])
+    return total + aug * aug
+
+
+@njit(**NUMBA_OPTS)
+def linear_pass(
     X,
     indptr,
     indices,
@@ -194,10 +224,13 @@ def alma_pass(
     y,
     order,
     start,
+    rule,
     p,
     alpha,
     B,
     C,
+    gamma_guess,
+    max_updates,
     fold_below,
     v,
     g,
@@ -213,14 +246,27 @@ def alma_pass(
     b_indices,
     b_data,
 ):
-    """One pass of ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on one binary problem.
+    """One pass of an additive p-norm online algorithm on one binary problem.
 
-    Rows ``order[start:]`` of X (dense, or CSR given as ``indptr, indices, data``)
-    are presented in that order. ``aug`` != 0 appends a constant coordinate
-    (index d - 1) holding ``aug`` to every instance (the (x, -R) bias augmentation).
-    ``xscale[r] = 1 / ||x_r||_p`` (0 for x_r = 0, which never updates: footnote 3;
-    negative for "not computed yet", filled in here). ``y`` holds +1 / -1 for every
-    row of X.
+    ``rule`` chooses the algorithm (the ``RULE_*`` constants):
+
+    - ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on normalised instances;
+    - the Perceptron, w += y x when y w . x <= 0;
+    - the margin Perceptron, w += y x when y w . x < (gamma_guess / 2) ||w|| (or w = 0);
+    - ROMMA (Li and Long 2002), on y w . x <= 0, and aggressive ROMMA, on y w . x < 1:
+      w' = argmin ||w'|| s.t. w' . w >= ||w||^2 and y w' . x >= 1, the closed form
+      w' = c w + d y x of their section 3 (w' = y x / ||x||^2 when only the second
+      constraint binds, also the first update).
+
+    The last four are for p = 2 and do not normalise the instances. Rows
+    ``order[start:]`` of X (dense, or CSR given as ``indptr, indices, data``) are
+    presented in that order. ``aug`` != 0 appends a constant coordinate (index d - 1)
+    holding ``aug`` to every instance (the (x, -R) bias augmentation). ``xscale[r]`` is
+    ``1 / ||x_r||_p`` for ALMA and 1 for the others (0 for x_r = 0, which never updates:
+    Gentile's footnote 3; negative for "not computed yet", filled in here). ``y`` holds
+    +1 / -1 for every row of X. The pass also stops, before updating, at a trial that
+    would make correction ``max_updates + 1`` (the margin Perceptron's budget; -1 for
+    none), and then sets ``ist[I_BUDGET]``.
 
     Corrections are logged: ``h_*`` per correction, the non-zeros of its instance
     in the current log block ``b_indices, b_data`` (filled up to ``ist[I_HNNZ]``).
@@ -245,6 +291,7 @@ def alma_pass(
     k = ist[I_K]
     hk = ist[I_NHIST]
     hn = ist[I_HNNZ]
+    budget_out = 0
     pos = start
     while pos < n_total:
         r = order[pos]
@@ -259,6 +306,8 @@ def alma_pass(
         xs = xscale[r]
         if xs < 0.0:
             xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
+            if rule != RULE_ALMA and xs > 0.0:
+                xs = 1.0
             xscale[r] = xs
         # Room in the log for a correction on this row?
         if xs > 0.0 and (hk >= cap_k or hn + row_nnz + extra > cap_nnz):
@@ -275,11 +324,42 @@ def alma_pass(
             if extra:
                 dot += g[d - 1] * aug
             margin = yt * sigma_w * dot * xs
-            gamma_k = threshold_scale / np.sqrt(k)
-            if margin <= gamma_k:
-                eta = C / (sqrt_pm1 * np.sqrt(k))
-                # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
-                coef = eta * yt * xs / s
+            if rule == RULE_ALMA:
+                update = margin <= threshold_scale / np.sqrt(k)
+            elif rule == RULE_MARGIN_PERCEPTRON:
+                wnorm2 = s * s * total
+                update = wnorm2 <= 0.0 or margin < 0.5 * gamma_guess * np.sqrt(wnorm2)
+            elif rule == RULE_AGGRESSIVE_ROMMA:
+                update = margin < 1.0
+            else:
+                update = margin <= 0.0
+            if update and 0 <= max_updates <= k - 1:
+                budget_out = 1
+                break
+            if update:
+                if rule == RULE_ALMA:
+                    eta = C / (sqrt_pm1 * np.sqrt(k))
+                    # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
+                    coef = eta * yt * xs / s
+                elif rule == RULE_ROMMA or rule == RULE_AGGRESSIVE_ROMMA:
+                    x2 = _row_sqnorm(X, indptr, data, is_sparse, r, aug)
+                    wnorm2 = s * s * total
+                    gap = x2 * wnorm2 - margin * margin
+                    if wnorm2 <= 0.0 or margin >= x2 * wnorm2 or gap <= 1e-12 * x2 * wnorm2:
+                        # only y w' . x >= 1 binds (or the two constraints contradict
+                        # each other, x antiparallel to w): w' = y x / ||x||^2
+                        _reset(v, g, acc, u, sigma_total, p)
+                        sigma_total = 0.0
+                        total = 0.0
+                        work = 0.0
+                        pending = 0.0
+                        s = 1.0
+                        coef = yt / x2
+                    else:
+                        s *= (x2 * wnorm2 - margin) / gap
+                        coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
+                else:
+                    coef = yt / s
                 h_coef[hk] = coef
                 h_rescale[hk] = pending
                 h_start[hk] = hn
@@ -313,7 +393,7 @@ def alma_pass(
                 h_stop[hk] = hn
                 hk += 1
                 # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
-                if total > 0.0:
+                if rule == RULE_ALMA and total > 0.0:
                     if p == 2.0:
                         norm = s * np.sqrt(total)
                     else:
@@ -321,7 +401,7 @@ def alma_pass(
                     if norm > 1.0:
                         s /= norm
                 k += 1
-                if s < fold_below:
+                if s < fold_below or s * fold_below > 1.0:
                     # fold s into v before S = sum |v|^p can overflow
                     _flush_average(g, acc, u, sigma_total)
                     sigma_total = 0.0
@@ -350,6 +430,7 @@ def alma_pass(
     ist[I_K] = k
     ist[I_NHIST] = hk
     ist[I_HNNZ] = hn
+    ist[I_BUDGET] = budget_out
     return pos
 
 

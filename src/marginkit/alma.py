@@ -147,34 +147,14 @@ class ALMAClassifier(OnlineLinearClassifier):
     def _initialise(self, X):
         super()._initialise(X)
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
-        # Fold the scale into v before S = sum |v|^p nears overflow (s^p < 1e-200).
-        self._fold_below = float(np.exp(-460.0 / self.p_))
 
-    def _run(self, state, batch, y_pm, order, start):
-        return L.alma_pass(
-            batch.X,
-            batch.indptr,
-            batch.indices,
-            batch.data,
-            batch.is_sparse,
-            batch.aug,
-            batch.xscale,
-            y_pm,
-            order,
-            start,
-            self.p_,
-            float(self.alpha),
-            self.B_,
-            float(self.C),
-            self._fold_below,
-            state.v,
-            state.direction,
-            state.acc,
-            state.u,
-            state.fs,
-            state.ist,
-            *state.log_arrays(),
-        )
+    def _resolve_p(self, d):
+        if self.p == "log":
+            return max(2.0, 2.0 * np.log(d))
+        return float(self.p)
+
+    def _rule_args(self):
+        return L.RULE_ALMA, float(self.alpha), self.B_, float(self.C), 0.0
 
 
 class KernelALMAClassifier(OnlineClassifier):

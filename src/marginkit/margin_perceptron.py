@@ -1,0 +1,205 @@
+"""The margin Perceptron, with a fixed or incrementally halved margin guess."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from . import _linear as L
+from ._base import OnlineLinearClassifier, _Batch
+from ._state import PNormState
+from ._utils import row_norms_p
+
+
+class MarginPerceptronClassifier(OnlineLinearClassifier):
+    """The margin Perceptron: a separating plane with a guaranteed fraction of the best margin.
+
+    Starting from ``w = 0``, the margin Perceptron updates ``w += y x`` on every example
+    that is misclassified or lies closer than ``gamma_guess / 2`` to the plane, i.e.
+    while ``y w . x / ||w|| < gamma_guess / 2`` (any example when ``w = 0``), sweeping
+    the data until a whole epoch makes no update. If the data are separable through the
+    origin with margin ``gamma_opt >= gamma_guess``, it stops after at most
+    ``12 R^2 / gamma_guess^2`` updates (R the largest norm of an instance) with a plane
+    of margin at least ``gamma_guess / 2``.
+
+    With ``gamma_guess=None`` the guess is found incrementally: it starts at R and is
+    halved, and the margin Perceptron restarted from ``w = 0``, whenever an update
+    beyond ``12 R^2 / gamma_guess^2`` would be needed. The last guess is then at least
+    ``gamma_opt / 2``, so the plane returned has margin at least ``gamma_opt / 4``,
+    after ``O(R^2 / gamma_opt^2)`` updates in all. This is the algorithm of the lecture
+    notes on large-margin separation (the "margin Perceptron" and its incremental
+    version); one-vs-rest problems each find their own guess.
+
+    Parameters
+    ----------
+    gamma_guess : float > 0 or None, default=None
+        The margin guess; None for the incremental schedule.
+    max_iter : int >= 1, default=1000
+        Epochs (passes over the training set) allowed in :meth:`fit`, over all the
+        guesses of a binary problem. A :class:`~sklearn.exceptions.ConvergenceWarning`
+        says when they ran out before an epoch without update: the data may not be
+        separable (through the origin, unless ``fit_intercept``).
+    output : {"last", "avg", "voted"}, default="last"
+        The guarantee is for ``"last"``; the average and the vote are over the
+        hypotheses of the final guess.
+    shuffle : bool, default=False
+        A new random order for every epoch of :meth:`fit`.
+    random_state : int, RandomState instance or None, default=None
+    fit_intercept : bool, default=False
+        Learn a bias through the augmentation ``x -> (x, -R)``; the margin is then that
+        of the augmented data, and R and the budget are those of the augmented
+        instances.
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (n_problems, n_features)
+    intercept_ : ndarray of shape (n_problems,)
+    gamma_guess_ : ndarray of shape (n_problems,)
+        The guess in use at the end of training, per binary problem.
+    radius_ : float
+        R, the largest 2-norm of an instance the algorithm sees (augmented with
+        ``fit_intercept``).
+    n_corrections_ : int
+        Updates over all binary problems, restarts included.
+    n_corrections_per_class_ : ndarray of shape (n_problems,)
+        Updates per binary problem, restarts included.
+    n_restarts_ : ndarray of shape (n_problems,)
+        Times the guess was halved.
+    n_iter_ : ndarray of shape (n_problems,)
+        Epochs used per binary problem.
+    converged_ : bool
+        Whether every binary problem ended with an epoch without update.
+    n_trials_ : int
+    R_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from marginkit import MarginPerceptronClassifier
+    >>> X = np.array([[2.0, 1.0], [1.0, 3.0], [-1.0, -2.0], [-3.0, -1.0]])
+    >>> y = np.array([1, 1, -1, -1])
+    >>> clf = MarginPerceptronClassifier().fit(X, y)
+    >>> bool(clf.converged_), clf.predict(X)
+    (True, array([ 1,  1, -1, -1]))
+    """
+
+    _parameter_constraints: dict = {
+        "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "output": [StrOptions({"last", "avg", "voted"})],
+        "shuffle": ["boolean"],
+        "random_state": ["random_state"],
+        "fit_intercept": ["boolean"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        gamma_guess=None,
+        max_iter=1000,
+        output="last",
+        shuffle=False,
+        random_state=None,
+        fit_intercept=False,
+        verbose=0,
+    ):
+        self.gamma_guess = gamma_guess
+        self.max_iter = max_iter
+        self.output = output
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+        self.verbose = verbose
+
+    def _rule_args(self):
+        return L.RULE_MARGIN_PERCEPTRON, 0.0, 0.0, 0.0, self._gamma
+
+    def _initialise(self, X):
+        super()._initialise(X)
+        norms = row_norms_p(X, 2.0)
+        radius = float(norms.max()) if norms.size else 0.0
+        if self.fit_intercept:
+            radius = float(np.hypot(radius, self.R_))
+        self.radius_ = radius if radius > 0 else 1.0
+        first = self.radius_ if self.gamma_guess is None else float(self.gamma_guess)
+        n_problems = self._n_problems
+        self.gamma_guess_ = np.full(n_problems, first)
+        self.n_restarts_ = np.zeros(n_problems, dtype=np.int64)
+        self.n_iter_ = np.zeros(n_problems, dtype=np.int64)
+        self._updates_before = np.zeros(n_problems, dtype=np.int64)
+        self.converged_ = False
+
+    def _fit(self, X, y, callback=None):
+        X, y = self._validate_Xy(X, y, reset=True)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
+            )
+        self.classes_ = classes
+        self._initialise(X)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+        schedule = self.gamma_guess is None
+        converged = []
+        with self._progress(self.max_iter * len(self._states), "epoch") as bar:
+            for j, y_pm in enumerate(self._targets(y)):
+                done = False
+                while not done and self.n_iter_[j] < self.max_iter:
+                    self._gamma = float(self.gamma_guess_[j])
+                    self._max_updates = (
+                        int(np.floor(12.0 * (self.radius_ / self._gamma) ** 2)) if schedule else -1
+                    )
+                    order = rng.permutation(n) if self.shuffle else np.arange(n)
+                    before = self._states[j].n_corrections
+                    within = self._run_all(self._states[j], batch, y_pm, order)
+                    self.n_iter_[j] += 1
+                    bar.update(1)
+                    if not within:
+                        # 12 R^2 / gamma^2 updates did not do: halve the guess, restart
+                        self._updates_before[j] += self._states[j].n_corrections
+                        self._states[j] = PNormState(self._states[j].d, 2.0)
+                        self.gamma_guess_[j] /= 2.0
+                        self.n_restarts_[j] += 1
+                    else:
+                        done = self._states[j].n_corrections == before
+                converged.append(done)
+        self._max_updates = -1
+        self._update_counts()
+        self.converged_ = bool(all(converged))
+        if not self.converged_:
+            warnings.warn(
+                f"MarginPerceptronClassifier did not separate the training data with margin "
+                f"gamma_guess_ / 2 within max_iter={self.max_iter} epochs; the data may not "
+                "be linearly separable"
+                + ("" if self.fit_intercept else " through the origin (see fit_intercept)")
+                + ". Increase max_iter or check the data.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if callback is not None:
+            callback(self, int(self.n_iter_.max()) - 1)
+        return self
+
+    def _passes(self, X, y, orders, callback):
+        # partial_fit: one pass with the current guess of each problem, no budget
+        batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+        for j, y_pm in enumerate(self._targets(y)):
+            self._gamma = float(self.gamma_guess_[j])
+            self._run_all(self._states[j], batch, y_pm, np.ascontiguousarray(orders[0]))
+            self.n_iter_[j] += 1
+        self._update_counts()
+        return self
+
+    def _update_counts(self):
+        super()._update_counts()
+        self.n_corrections_per_class_ = self.n_corrections_per_class_ + self._updates_before
+        self.n_corrections_ = int(self.n_corrections_per_class_.sum())

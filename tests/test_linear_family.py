@@ -1,0 +1,231 @@
+"""Perceptron, ROMMA and the margin Perceptron against tests/reference.py, and their bounds."""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from reference import (
+    linear_fit,
+    linear_scores,
+    margin_perceptron_binary,
+    perceptron_binary,
+    romma_binary,
+)
+from sklearn.exceptions import ConvergenceWarning
+
+from marginkit import MarginPerceptronClassifier, PerceptronClassifier, ROMMAClassifier
+
+RTOL = 1e-10
+
+
+def rel_err(a, b):
+    scale = max(np.max(np.abs(b)), 1e-300)
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale
+
+
+def separable(n=200, d=6, margin=0.3, seed=0, bias=0.0):
+    """Gaussian points, labelled by a unit w*, minus those within ``margin`` of its plane."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=d)
+    w /= np.linalg.norm(w)
+    X = rng.normal(size=(4 * n, d))
+    f = X @ w + bias
+    keep = np.abs(f) >= margin
+    return X[keep][:n], np.where(f[keep][:n] > 0, 1, -1)
+
+
+ESTIMATORS = {
+    "perceptron": (PerceptronClassifier, {}, perceptron_binary, {}),
+    "romma": (ROMMAClassifier, {}, romma_binary, {}),
+    "aggressive": (ROMMAClassifier, {"aggressive": True}, romma_binary, {"aggressive": True}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_equals_reference(name, sparse, n_classes, fit_intercept):
+    cls, params, binary, ref_params = ESTIMATORS[name]
+    X, y = make_blobs_pm(n=120, d=8, n_classes=n_classes, seed=n_classes)
+    X = X + (2.0 if fit_intercept else 0.0)
+    if sparse:
+        X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
+    runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, n_epochs=3, **ref_params)
+    clf = cls(n_epochs=3, fit_intercept=fit_intercept, **params).fit(X, y)
+    assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+    assert clf.n_trials_ == sum(runs[0][1])
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        want = linear_scores(runs, X, output, R=R)
+        assert rel_err(clf.decision_function(X), want) < 1e-9, output
+    clf.set_params(output="last")
+    for j, (hyps, _) in enumerate(runs):
+        n = X.shape[1]
+        assert rel_err(clf.coef_[j], hyps[-1][:n]) < RTOL
+        if fit_intercept:
+            assert np.isclose(clf.intercept_[j], -R * hyps[-1][n], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_partial_fit_equals_fit(name):
+    cls, params, _, _ = ESTIMATORS[name]
+    X, y = make_blobs_pm(n=150, d=5, n_classes=3, seed=4)
+    whole = cls(**params).fit(X, y)
+    parts = cls(**params)
+    for lo in range(0, 150, 40):
+        parts.partial_fit(X[lo : lo + 40], y[lo : lo + 40], classes=np.unique(y))
+    for output in ["last", "avg", "voted"]:
+        whole.set_params(output=output)
+        parts.set_params(output=output)
+        np.testing.assert_allclose(
+            parts.decision_function(X), whole.decision_function(X), rtol=1e-12, atol=1e-14
+        )
+
+
+def test_scale_folds_keep_romma_exact():
+    """ROMMA's scale grows and shrinks; folding it into v changes nothing."""
+    X, y = make_blobs_pm(n=150, d=6, seed=9)
+
+    class Folding(ROMMAClassifier):
+        def _initialise(self, X):
+            super()._initialise(X)
+            self._fold_below = 0.99  # fold after nearly every update
+
+    runs, _ = linear_fit(romma_binary, X, y, aggressive=True, n_epochs=2)
+    clf = Folding(aggressive=True, n_epochs=2).fit(X, y)
+    assert clf.n_corrections_ == len(runs[0][0]) - 1
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), linear_scores(runs, X, output)) < 1e-9
+
+
+@pytest.mark.parametrize("aggressive", [False, True])
+def test_romma_bound_and_aggressive_margin(aggressive):
+    """Li and Long, Theorem 1: at most R^2 / gamma^2 updates on separable data."""
+    gamma = 0.4
+    X, y = separable(n=300, d=5, margin=gamma, seed=1)
+    R = np.linalg.norm(X, axis=1).max()
+    clf = ROMMAClassifier(aggressive=aggressive, n_epochs=50).fit(X, y)
+    assert clf.score(X, y) == 1.0
+    w = clf.coef_[0]
+    # ||w|| <= 1 / gamma*: w* / gamma* satisfies every constraint ROMMA relaxes
+    assert np.linalg.norm(w) <= 1.0 / gamma + 1e-12
+    if aggressive:
+        # the bound is on mistakes, not updates; the constraints y w . x >= 1 are
+        # approached from below, and with ||w|| <= 1 / gamma* the geometric margin
+        # min y w . x / ||w|| is at least that fraction of gamma*
+        worst = np.min(y * (X @ w))
+        assert worst >= 0.8
+        assert worst / np.linalg.norm(w) >= worst * gamma
+    else:
+        assert clf.n_corrections_ <= R**2 / gamma**2
+
+
+def test_romma_unit_constraint_binds_on_the_last_update():
+    X, y = separable(n=100, d=4, margin=0.2, seed=5)
+    clf = ROMMAClassifier().fit(X, y)
+    runs, _ = linear_fit(romma_binary, X, y)
+    w = clf.coef_[0]
+    # the last hypothesis is feasible for its own defining constraints
+    assert np.isclose(np.linalg.norm(w), np.linalg.norm(runs[0][0][-1]), rtol=1e-12)
+
+
+def test_romma_contradiction_does_not_break():
+    """x and -x with opposite labels: the two constraints contradict; w stays finite."""
+    X = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 0.0]])
+    y = np.array([1, 1, 1, -1])
+    clf = ROMMAClassifier(n_epochs=3).fit(X, y)
+    assert np.all(np.isfinite(clf.coef_))
+
+
+# -- the margin Perceptron ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma_guess", [None, 0.3, 2.0])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
+    X, y = separable(n=150, d=5, margin=0.25, seed=2, bias=0.5 if fit_intercept else 0.0)
+    Xs = sp.csr_matrix(X) if sparse else X
+    runs, R = linear_fit(
+        lambda A, t: margin_perceptron_binary(A, t, gamma_guess, max_iter=200)[:2],
+        X,
+        y,
+        fit_intercept=fit_intercept,
+    )
+    full = margin_perceptron_binary(
+        X if R is None else np.hstack([X, np.full((X.shape[0], 1), -R)]),
+        y,
+        gamma_guess,
+        max_iter=200,
+    )
+    with pytest.warns(ConvergenceWarning) if not full[5] else _no_warning():
+        clf = MarginPerceptronClassifier(
+            gamma_guess=gamma_guess, max_iter=200, fit_intercept=fit_intercept
+        ).fit(Xs, y)
+    assert clf.n_corrections_ == full[3]
+    assert clf.n_iter_[0] == full[4]
+    assert clf.converged_ == full[5]
+    assert np.isclose(clf.gamma_guess_[0], full[2], rtol=1e-14)
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), linear_scores(runs, X, output, R=R)) < 1e-9
+
+
+@contextlib.contextmanager
+def _no_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        yield
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_margin_perceptron_guarantee(seed):
+    """Incremental guess: margin >= gamma_opt / 4 within 12 R^2 / gamma^2 per guess."""
+    gamma = 0.3
+    X, y = separable(n=200, d=6, margin=gamma, seed=seed)
+    R = np.linalg.norm(X, axis=1).max()
+    clf = MarginPerceptronClassifier().fit(X, y)
+    assert clf.converged_
+    w = clf.coef_[0]
+    achieved = np.min(y * (X @ w)) / np.linalg.norm(w)
+    # gamma_opt >= gamma, and the last guess is >= gamma_opt / 2
+    assert achieved >= clf.gamma_guess_[0] / 2 >= gamma / 4
+    # halving stops at the first guess <= gamma_opt: at most ceil(log2(R / gamma)) restarts
+    assert clf.n_restarts_[0] <= np.ceil(np.log2(R / gamma))
+    bound = sum(12 * R**2 / (R / 2**i) ** 2 for i in range(clf.n_restarts_[0] + 1))
+    assert clf.n_corrections_ <= bound
+
+
+def test_margin_perceptron_fixed_guess_below_opt():
+    gamma = 0.4
+    X, y = separable(n=200, d=4, margin=gamma, seed=7)
+    R = np.linalg.norm(X, axis=1).max()
+    clf = MarginPerceptronClassifier(gamma_guess=gamma).fit(X, y)
+    w = clf.coef_[0]
+    assert clf.converged_ and clf.n_corrections_ <= 12 * R**2 / gamma**2
+    assert np.min(y * (X @ w)) / np.linalg.norm(w) >= gamma / 2
+
+
+def test_margin_perceptron_warns_on_inseparable_data():
+    X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    y = np.array([1, -1, 1])
+    with pytest.warns(ConvergenceWarning, match="did not separate the training data"):
+        clf = MarginPerceptronClassifier(max_iter=30).fit(X, y)
+    assert not clf.converged_
+    assert clf.n_iter_[0] == 30
+    assert np.all(np.isfinite(clf.coef_))
+
+
+def test_margin_perceptron_partial_fit_uses_current_guess():
+    X, y = separable(n=100, d=4, margin=0.3, seed=3)
+    clf = MarginPerceptronClassifier(gamma_guess=0.5)
+    clf.partial_fit(X[:50], y[:50], classes=[-1, 1]).partial_fit(X[50:], y[50:])
+    whole = MarginPerceptronClassifier(gamma_guess=0.5, max_iter=1)
+    with pytest.warns(ConvergenceWarning):
+        whole.fit(X, y)
+    np.testing.assert_allclose(clf.coef_, whole.coef_, rtol=1e-12)
