@@ -2,15 +2,19 @@
 
 Files are looked for in ``data_dir`` (the argument), else in the directory named by the
 ``MARGINKIT_DATA`` environment variable, else in ``~/marginkit_data``; each data set in
-its own sub-directory (``mnist/``, ``usps/``, ``letter/``) or directly there. Nothing is
+its own sub-directory (``mnist/``, ``usps/``, ``letter/``, ``ionosphere/``, ``house-votes/``,
+``adult/``) or directly there. Nothing is
 downloaded: a missing file raises an error that names it and says where it comes from.
 """
 
 import gzip
 import os
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
+from sklearn.datasets import load_svmlight_file
+from sklearn.utils._param_validation import Interval, validate_params
 
 _SOURCES = {
     "mnist": "MNIST (Y. LeCun, C. Cortes, C. Burges), the four IDX files of the MNIST page",
@@ -18,6 +22,12 @@ _SOURCES = {
     "(Hastie, Tibshirani, Friedman), data page files zip.train.gz and zip.test.gz",
     "letter": "UCI Machine Learning Repository, Letter Recognition (D. Slate), "
     "letter-recognition.data",
+    "ionosphere": "UCI Machine Learning Repository, Ionosphere (Johns Hopkins University "
+    "Applied Physics Laboratory), ionosphere.data",
+    "house-votes": "UCI Machine Learning Repository, Congressional Voting Records (1984), "
+    "house-votes-84.data",
+    "adult": "the LIBSVM data sets page (binary classification), files a9a and a9a.t: UCI "
+    "Adult with J. Platt's 123 binary features",
 }
 
 
@@ -187,3 +197,155 @@ def load_letter(data_dir=None):
     except ValueError as exc:
         raise ValueError(f"{path}: an attribute is not a number ({exc})") from exc
     return X[:16000], labels[:16000], X[16000:], labels[16000:]
+
+
+def _check_rows(path, rows, expected):
+    if len(rows) != expected:
+        raise ValueError(f"{path}: {len(rows)} rows, expected {expected}")
+
+
+def _pm_labels(path, labels, positive, negative):
+    """+1 where ``labels == positive``, -1 where ``negative``; ValueError naming the file."""
+    labels = np.asarray(labels)
+    bad = ~np.isin(labels, [positive, negative])
+    if bad.any():
+        line = int(np.flatnonzero(bad)[0]) + 1
+        raise ValueError(
+            f"{path}: class {str(labels[bad][0])!r} on row {line}, expected {positive!r} or "
+            f"{negative!r}"
+        )
+    return np.where(labels == positive, 1, -1).astype(np.int64)
+
+
+def load_ionosphere(data_dir=None):
+    """UCI Ionosphere: 351 radar returns, 34 continuous attributes, classes good / bad.
+
+    Reads ``ionosphere.data`` (or ``.gz``): each line 34 comma-separated attributes in
+    [-1, 1] then the class, ``g`` (good: the return shows structure in the
+    ionosphere) or ``b`` (bad). The second attribute is 0 on every row, so the data
+    effectively have 33 dimensions. There is no standard train / test split.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        See :func:`data_home`.
+
+    Returns
+    -------
+    X : ndarray of shape (351, 34), float64
+    y : ndarray of shape (351,), int64
+        +1 for ``g`` (225 rows) and -1 for ``b`` (126 rows).
+    """
+    path = _find(data_dir, "ionosphere", ["ionosphere.data", "ionosphere.data.gz"])
+    rows = _read_table(path, ",", n_columns=35)
+    _check_rows(path, rows, 351)
+    y = _pm_labels(path, [r[-1] for r in rows], "g", "b")
+    try:
+        X = np.array([r[:-1] for r in rows], dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"{path}: an attribute is not a number ({exc})") from exc
+    return X, y
+
+
+_VOTES = {"y": 1.0, "n": -1.0, "?": 0.0}
+
+
+def load_house_votes(data_dir=None):
+    """UCI Congressional Voting Records: 435 members of the 1984 US House, 16 votes each.
+
+    Reads ``house-votes-84.data`` (or ``.gz``): each line the party, ``democrat`` or
+    ``republican``, then 16 comma-separated votes ``y``, ``n`` or ``?``. A vote is
+    coded ``y`` -> +1, ``n`` -> -1 and ``?`` (did not vote or voted "present") -> 0,
+    so that a missing vote contributes nothing to ``w . x``. There is no standard
+    train / test split.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        See :func:`data_home`.
+
+    Returns
+    -------
+    X : ndarray of shape (435, 16), float64
+        Values -1.0, 0.0 and +1.0.
+    y : ndarray of shape (435,), int64
+        +1 for ``democrat`` (267 rows) and -1 for ``republican`` (168 rows).
+    """
+    path = _find(data_dir, "house-votes", ["house-votes-84.data", "house-votes-84.data.gz"])
+    rows = _read_table(path, ",", n_columns=17)
+    _check_rows(path, rows, 435)
+    y = _pm_labels(path, [r[0] for r in rows], "democrat", "republican")
+    X = np.empty((len(rows), 16), dtype=np.float64)
+    for i, row in enumerate(rows):
+        for j, vote in enumerate(row[1:]):
+            if vote not in _VOTES:
+                raise ValueError(
+                    f"{path}: vote {vote!r} on row {i + 1}, expected 'y', 'n' or '?'"
+                )
+            X[i, j] = _VOTES[vote]
+    return X, y
+
+
+_ADULT_ROWS = {"a9a": 32561, "a9a.t": 16281}
+_ADULT_FEATURES = 123
+
+
+def _read_svmlight(path, expected_rows):
+    """A LIBSVM file of +-1 labels with 123 features as (CSR float64, int64 labels)."""
+    try:
+        X, y = load_svmlight_file(
+            str(path), n_features=_ADULT_FEATURES, dtype=np.float64, zero_based=False
+        )
+    except (OSError, EOFError, ValueError) as exc:
+        raise ValueError(
+            f"{path}: cannot be read as a LIBSVM file with {_ADULT_FEATURES} features ({exc})"
+        ) from exc
+    if X.shape[0] != expected_rows:
+        raise ValueError(f"{path}: {X.shape[0]} rows, expected {expected_rows}")
+    bad = (y != 1) & (y != -1)
+    if bad.any():
+        line = int(np.flatnonzero(bad)[0]) + 1
+        raise ValueError(f"{path}: label {y[bad][0]:g} on row {line}, expected -1 or +1")
+    return X.tocsr(), y.astype(np.int64)
+
+
+@validate_params(
+    {"n_train": [Interval(Integral, 1, _ADULT_ROWS["a9a"], closed="both"), None]},
+    prefer_skip_nested_validation=True,
+)
+def load_adult(data_dir=None, n_train=None):
+    """UCI Adult in the LIBSVM a9a form: 32561 training and 16281 test rows, 123 features.
+
+    Reads ``a9a.gz`` and ``a9a.t.gz`` (or the same names without ``.gz``), LIBSVM
+    sparse files with 1-based indices. Platt's preprocessing turns the 14 census
+    attributes into 123 binary features (continuous ones quantised into ranges,
+    categorical ones one-hot), so every stored value is 1. The test file never uses
+    feature 123; both matrices are given 123 columns. The label is whether the
+    income exceeds $50K a year.
+
+    Parameters
+    ----------
+    data_dir : path-like, optional
+        See :func:`data_home`.
+    n_train : int in [1, 32561] or None, default=None
+        Keep only the first ``n_train`` training rows (in file order), as in the
+        "adult-1k" ... "adult-full" training sets of size-scaling experiments; None
+        keeps all 32561. The test set is always the whole of ``a9a.t``.
+
+    Returns
+    -------
+    X_train : scipy.sparse CSR matrix of shape (n_train, 123), float64
+    y_train : ndarray of shape (n_train,), int64
+        +1 for income > $50K (7841 of the 32561 rows), -1 otherwise (24720).
+    X_test : scipy.sparse CSR matrix of shape (16281, 123), float64
+    y_test : ndarray of shape (16281,), int64
+        +1: 3846 rows, -1: 12435 rows.
+    """
+    out = []
+    for stem, rows in _ADULT_ROWS.items():
+        path = _find(data_dir, "adult", [stem + ".gz", stem])
+        out += _read_svmlight(path, rows)
+    X_train, y_train, X_test, y_test = out
+    if n_train is not None:
+        X_train, y_train = X_train[:n_train], y_train[:n_train]
+    return X_train, y_train, X_test, y_test
