@@ -316,3 +316,93 @@ def linear_scores(runs, X, output, R=None):
             )
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+# -- PUMMA (Ishibashi, Hatano and Takeda, COLT 2008) --------------------------------------
+
+
+def _pumma_step(w, z, p):
+    """argmin ||w'||_q s.t. f(w) . w' >= ||w||_q^2 and z . w' >= 1, from the KKT conditions.
+
+    Either only the second constraint binds (theta' = z / ||z||_p^2), or both do and
+    theta' = a f(w) + c z solves the two equations z . w' = 1 and f(w) . w' = ||w||^2,
+    found here by nested root bracketing (scipy's brentq): for each a, the c that
+    satisfies the first; then the a that satisfies the second. Both are monotone in
+    their variable, as derivatives of a concave function.
+    """
+    from scipy.optimize import brentq
+
+    q = p / (p - 1.0)
+    theta = link(w, q)
+    W = pnorm(w, q) ** 2
+    c0 = 1.0 / pnorm(z, p) ** 2
+    only_z = link(c0 * z, p)
+    if W == 0.0 or theta @ only_z >= W * (1 - 1e-15):
+        return only_z
+
+    def root(f):
+        hi = 1.0
+        while f(hi) < 0:
+            hi *= 2.0
+        return brentq(f, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+
+    def c_of(a):
+        return root(lambda c: z @ link(a * theta + c * z, p) - 1.0)
+
+    a = root(lambda a: theta @ link(a * theta + c_of(a) * z, p) - W)
+    return link(a * theta + c_of(a) * z, p)
+
+
+def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100):
+    """PUMMA_p(delta) on labels in {-1, +1}: hypotheses (w, b), counts, epochs, converged.
+
+    The soft margin is taken literally: every instance gets n more coordinates, its
+    own holding sqrt(lam), so w has d + n coordinates (the first d are returned).
+    """
+    X = _dense(X)
+    n, d = X.shape
+    Xa = np.hstack([X, np.sqrt(lam) * np.eye(n)]) if lam > 0 else X
+    w, b = np.zeros(Xa.shape[1]), 0.0
+    pos = neg = None
+    hyps, counts = [(w[:d], b)], [0]
+    epochs, changed = 0, True
+    while changed and epochs < max_epochs:
+        epochs += 1
+        changed = False
+        for t in range(n):
+            x = Xa[t]
+            if y[t] * (w @ x + b) < 1.0 - delta:
+                new_pos, new_neg = (t, neg) if y[t] > 0 else (pos, t)
+                if new_pos is None or new_neg is None:
+                    w, b = np.zeros_like(w), float(y[t])
+                else:
+                    z = (Xa[new_pos] - Xa[new_neg]) / 2
+                    if not np.any(z != 0):
+                        counts[-1] += 1
+                        continue
+                    w = _pumma_step(w, z, p)
+                    b = -(w @ Xa[new_pos] + w @ Xa[new_neg]) / 2
+                pos, neg = new_pos, new_neg
+                hyps.append((w[:d], b))
+                counts.append(0)
+                changed = True
+            counts[-1] += 1
+    return hyps, counts, epochs, not changed
+
+
+def pumma_scores(runs, X, output):
+    """w . x + b for the 'last', 'avg' or 'voted' hypothesis of each binary run."""
+    X = _dense(X)
+    cols = []
+    for hyps, counts, *_ in runs:
+        values = [X @ w + b for w, b in hyps]
+        if output == "last":
+            cols.append(values[-1])
+        elif output == "avg":
+            cols.append(sum(c * v for v, c in zip(values, counts, strict=True)) / sum(counts))
+        else:
+            cols.append(
+                sum(c * np.sign(v) for v, c in zip(values, counts, strict=True)) / sum(counts)
+            )
+    scores = np.column_stack(cols)
+    return scores.ravel() if scores.shape[1] == 1 else scores

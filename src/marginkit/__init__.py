@@ -3,6 +3,7 @@
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
 from .perceptron import PerceptronClassifier
+from .pumma import PUMMAClassifier
 from .romma import ROMMAClassifier
 
 __version__ = "0.1.0"
@@ -12,6 +13,7 @@ __all__ = [
     "KernelALMAClassifier",
     "MarginPerceptronClassifier",
     "PerceptronClassifier",
+    "PUMMAClassifier",
     "ROMMAClassifier",
     "__version__",
 ]

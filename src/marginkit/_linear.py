@@ -479,21 +479,24 @@ def direction_changes(h_start, h_stop, h_coef, b_indices, b_data, first, stop, o
 
 
 @njit(**NUMBA_OPTS)
-def accumulate_votes(P, mult, counts, out):
+def accumulate_votes(P, mult, counts, out, sigma, bias):
     """out[r] += sum_k counts[k] sign(S_k[r]), S_k = mult[k] S_(k-1) + P[r, k].
 
     ``P[r, k]`` is the change of ``g . x_r`` made by correction k, ``mult[k]`` the
-    positive factor g was rescaled by just before it: S_k is then a positive multiple
-    of ``w_(k+1) . x_r``.
+    factor g was rescaled by just before it: S_k is then a positive multiple of
+    ``w_(k+1) . x_r``. With a bias (``sigma`` and ``bias`` not empty), the vote of
+    hypothesis k is ``sign(sigma[k] S_k[r] + bias[k])`` instead.
     """
     n, K = P.shape
+    biased = bias.shape[0] > 0
     for r in range(n):
         running = 0.0
         total = 0.0
         for k in range(K):
             running = running * mult[k] + P[r, k]
-            if running > 0.0:
+            value = sigma[k] * running + bias[k] if biased else running
+            if value > 0.0:
                 total += counts[k]
-            elif running < 0.0:
+            elif value < 0.0:
                 total -= counts[k]
         out[r] += total

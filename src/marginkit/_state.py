@@ -183,7 +183,7 @@ class PNormState:
             shape=(K, self.d),
         )
 
-    def voted_scores(self, X, aug, max_elems=1 << 24):
+    def voted_scores(self, X, aug, max_elems=1 << 24, hyp_sigma=None, hyp_bias=None):
         """sum_k c_k sign(w_k . x) / trials for the rows of X (bias coordinate ``aug``).
 
         For p = 2, w_k . x is a running sum of ``coef_k x_k . x`` along the
@@ -192,6 +192,9 @@ class PNormState:
         log, and running sums of its changes lose their digits when g_i swings over
         orders of magnitude; the directions g_k are rebuilt in chunks instead
         (:meth:`directions`) and multiplied with X, O(d x corrections) more work.
+
+        With ``hyp_sigma`` and ``hyp_bias`` (per correction k: w_(k+1) = hyp_sigma[k]
+        g_(k+1), and the hyperplane's bias) the votes are ``sign(w_k . x + b_k)``.
         """
         K = self.n_corrections
         out = np.zeros(X.shape[0])
@@ -204,6 +207,9 @@ class PNormState:
                 P = np.asarray(X @ G[:, :n_feat].T)
                 if n_feat < self.d:
                     P = P + aug * G[:, n_feat]
+                if hyp_bias is not None:
+                    stop = first + G.shape[0]
+                    P = P * hyp_sigma[first:stop] + hyp_bias[first:stop]
                 out += np.sign(P) @ counts[first : first + G.shape[0]]
             return out / self.n_trials
         D = self.direction_change_matrix()
@@ -213,13 +219,19 @@ class PNormState:
             Dx = D[:, :n_feat].T.tocsr()
         bias = D[:, n_feat].toarray().ravel() * aug if n_feat < self.d else None
         mult = self.h_rescale[:K]
+        if hyp_bias is None:
+            hyp_sigma = hyp_bias = np.zeros(0)
+        else:
+            hyp_sigma, hyp_bias = hyp_sigma[:K], hyp_bias[:K]
         step = max(1, max_elems // K)
         for lo in range(0, X.shape[0], step):
             P = X[lo : lo + step] @ Dx
             P = P.toarray() if sp.issparse(P) else np.asarray(P)
             if bias is not None:
                 P = P + bias
-            L.accumulate_votes(np.ascontiguousarray(P), mult, counts, out[lo : lo + step])
+            L.accumulate_votes(
+                np.ascontiguousarray(P), mult, counts, out[lo : lo + step], hyp_sigma, hyp_bias
+            )
         return out / self.n_trials
 
 

@@ -1,0 +1,593 @@
+"""Compiled pass of PUMMA_p(delta), the p-norm online maximum-margin algorithm with a bias.
+
+Ishibashi, Hatano and Takeda, "Online Learning of Approximate Maximum p-Norm Margin
+Classifiers with Bias" (COLT 2008). PUMMA keeps the last positive and the last negative
+example it updated on, x+ and x-. A hyperplane (w, b) with y (w . x + b) >= 1 on both
+satisfies w . z >= 1 with z = (x+ - x-) / 2, and the bias that balances them is
+
+    b = -(w . x+ + w . x-) / 2.
+
+On a trial with y (w . x + b) < 1 - delta the example replaces x+ or x-, and the new
+weights solve
+
+    min ||w'||_q^2 / 2   s.t.   f(w) . w' >= ||w||_q^2   and   z . w' >= 1,
+
+with f the gradient of ||.||_q^2 / 2 (1/p + 1/q = 1): the first constraint relaxes all
+the earlier ones, as in Li and Long's ROMMA (of which PUMMA at p = 2 is the version on
+z). Its Lagrange dual is a concave problem in two variables,
+
+    max_{a, c >= 0}  a ||w||_q^2 + c - ||a theta + c z||_p^2 / 2,    theta = f(w),
+
+whose solution gives theta' = a theta + c z and w' = f^-1(theta'). At p = 2 it has a
+closed form (both constraints binding, or only the second); otherwise the pass solves
+it by Newton's method with a backtracking line search. Every sum over coordinates
+that z does not touch is a power of ``a`` times a maintained total, so a Newton step
+costs O(nnz(x+) + nnz(x-)), not O(d).
+
+The state is that of :mod:`marginkit._linear` (theta = s v, g = sign(v)|v|^(p-1),
+S = sum |v|^p, lazy average, correction log). The 2-norm soft margin replaces x_i . x_j
+by x_i . x_j + lam [i = j]: every training example has a coordinate of its own
+holding sqrt(lam), so that the weight vector has one more coordinate per support
+vector. Those slack coordinates live in ``slack`` (indexed by row, v units), and only
+those of x+ and x- change at an update.
+
+Before both classes have been seen, the best hyperplane is w = 0 with b = y.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._linear import (
+    F_PENDING,
+    F_S,
+    F_SIGMA,
+    F_SIGMA_W,
+    F_SUM,
+    F_WORK,
+    FLUSH_RATIO,
+    I_HNNZ,
+    I_K,
+    I_NHIST,
+    NUMBA_OPTS,
+    _flush_average,
+    _recompute,
+    _reset,
+    _sigma,
+    _touch,
+    power,
+)
+
+# Indices into the PUMMA float state ``pf``.
+P_POS = 0  # w~ . x~+ (slack included)
+P_NEG = 1  # w~ . x~-
+P_BIAS = 2  # b
+P_BIAS_SUM = 3  # sum over trials of b (for the averaged output)
+P_SLACK_SUM = 4  # sum |xi|^p over the slack coordinates (v units)
+P_XI_POS = 5  # slack coordinate of x+ (v units)
+P_XI_NEG = 6  # slack coordinate of x-
+N_PSTATE = 7
+
+# Indices into the PUMMA integer state ``pi``.
+Q_POS_NNZ = 0
+Q_NEG_NNZ = 1
+Q_POS_ROW = 2  # row of x+ in the current data, -1 if none or from earlier data
+Q_NEG_ROW = 3
+Q_SEEN = 4  # bit 1: a positive seen, bit 2: a negative seen
+Q_CONFLICTS = 5  # trials skipped because x equals the stored example of the other class
+N_QSTATE = 6
+
+NEWTON_MAX_ITER = 100
+NEWTON_TOL = 1e-13
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def _signed_power(a, e):
+    """sign(a) |a|^e (0 at 0)."""
+    if a == 0.0:
+        return 0.0
+    t = power(abs(a), e)
+    return t if a > 0.0 else -t
+
+
+@njit(**NUMBA_OPTS)
+def _dual_terms(a, c, th, z, m, s_out, p):
+    """Value pieces of phi(a, c) = ||a theta + c z||_p^2 / 2 over the coordinates of z.
+
+    Returns (||u||_p, <theta, h>, <z, h>, <theta theta>, <theta z>, <z z>) where
+    u = a theta + c z, h = sign(u)|u|^(p-1) and <e f> = sum e_i f_i |u_i|^(p-2). The
+    coordinates outside z (where u = a theta) enter through ``s_out`` = sum |theta_i|^p.
+    """
+    ap = power(a, p)
+    total = ap * s_out
+    th_h = power(a, p - 1.0) * s_out
+    z_h = 0.0
+    tt = power(a, p - 2.0) * s_out if a > 0.0 else 0.0
+    tz = 0.0
+    zz = 0.0
+    for i in range(m):
+        ui = a * th[i] + c * z[i]
+        au = abs(ui)
+        if au == 0.0:
+            continue
+        w2 = power(au, p - 2.0)
+        total += w2 * au * au
+        hi = w2 * au if ui > 0.0 else -w2 * au
+        th_h += th[i] * hi
+        z_h += z[i] * hi
+        tt += th[i] * th[i] * w2
+        tz += th[i] * z[i] * w2
+        zz += z[i] * z[i] * w2
+    norm = total ** (1.0 / p) if total > 0.0 else 0.0
+    return norm, th_h, z_h, tt, tz, zz
+
+
+@njit(**NUMBA_OPTS)
+def _gradient(a, c, th, z, m, s_out, W, p):
+    """(dual value, gradient in a, gradient in c, the pieces of the Hessian)."""
+    norm, th_h, z_h, tt, tz, zz = _dual_terms(a, c, th, z, m, s_out, p)
+    if norm == 0.0:
+        return a * W + c, W, 1.0, 0.0, 0.0, 0.0
+    scale = power(norm, 2.0 - p) if p != 2.0 else 1.0
+    ga = W - scale * th_h
+    gc = 1.0 - scale * z_h
+    # Hessian of phi: (p-1) N^(2-p) <e f> - (p-2) N^(2-2p) <e,h><f,h>
+    k1 = (p - 1.0) * scale
+    k2 = (p - 2.0) * scale / (norm**p) if p != 2.0 else 0.0
+    haa = k1 * tt - k2 * th_h * th_h
+    hac = k1 * tz - k2 * th_h * z_h
+    hcc = k1 * zz - k2 * z_h * z_h
+    return a * W + c - 0.5 * norm * norm, ga, gc, haa, hac, hcc
+
+
+@njit(**NUMBA_OPTS)
+def _best_c(a, th, z, m, s_out, W, p):
+    """argmax over c >= 0 of the dual at fixed a: the root of its decreasing c-gradient."""
+    lo = 0.0
+    hi = 1.0
+    while _gradient(a, hi, th, z, m, s_out, W, p)[2] > 0.0 and hi < 1e300:
+        lo = hi
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if _gradient(a, mid, th, z, m, s_out, W, p)[2] > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(**NUMBA_OPTS)
+def _solve_nested(th, z, m, s_out, W, p):
+    """The dual's maximiser by nested bisection: slow, but needs only its gradient.
+
+    max_c D(a, c) is concave in a with derivative dD/da at (a, c*(a)), so both
+    levels are bisections on a decreasing function. For 1 < p < 2, where the
+    Hessian is unbounded near coordinates of a theta + c z that vanish.
+    """
+    lo = 0.0
+    hi = 1.0
+    while _gradient(hi, _best_c(hi, th, z, m, s_out, W, p), th, z, m, s_out, W, p)[1] > 0.0:
+        lo = hi
+        hi *= 2.0
+        if hi > 1e300:
+            break
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid <= lo or mid >= hi:
+            break
+        if _gradient(mid, _best_c(mid, th, z, m, s_out, W, p), th, z, m, s_out, W, p)[1] > 0.0:
+            lo = mid
+        else:
+            hi = mid
+    a = 0.5 * (lo + hi)
+    return a, _best_c(a, th, z, m, s_out, W, p)
+
+
+@njit(**NUMBA_OPTS)
+def solve_dual(th, z, m, s_out, W, p, a, c, counter):
+    """Maximise a W + c - ||a theta + c z||_p^2 / 2 over a, c > 0 by damped Newton.
+
+    ``th`` and ``z`` hold theta and z on the m coordinates of z; ``s_out`` is
+    sum |theta_i|^p over the others. Starts from (a, c); returns the maximiser.
+    ``counter[0]`` counts the iterations. Should Newton's method stall (possible for
+    p < 2 only), nested bisection finishes the job.
+    """
+    value, ga, gc, haa, hac, hcc = _gradient(a, c, th, z, m, s_out, W, p)
+    for it in range(NEWTON_MAX_ITER + 1):
+        if abs(ga) <= NEWTON_TOL * max(W, 1.0) and abs(gc) <= NEWTON_TOL:
+            break
+        if it == NEWTON_MAX_ITER:
+            return _solve_nested(th, z, m, s_out, W, p)
+        counter[0] += 1
+        det = haa * hcc - hac * hac
+        if det > 0.0 and haa > 0.0 and np.isfinite(det):
+            da = (hcc * ga - hac * gc) / det
+            dc = (haa * gc - hac * ga) / det
+        else:  # curvature lost (p < 2 near a zero coordinate): gradient ascent
+            da = ga
+            dc = gc
+        slope = ga * da + gc * dc
+        gnorm = (ga / max(W, 1.0)) ** 2 + gc * gc
+        t = 1.0
+        accepted = False
+        for _ in range(60):
+            na = a + t * da
+            nc = c + t * dc
+            if na > 0.0 and nc > 0.0:
+                nv, nga, ngc, nhaa, nhac, nhcc = _gradient(na, nc, th, z, m, s_out, W, p)
+                # the dual rises, or (near the optimum, where its changes are lost to
+                # rounding) the gradient shrinks
+                ngnorm = (nga / max(W, 1.0)) ** 2 + ngc * ngc
+                if nv >= value + 1e-4 * t * slope or ngnorm < (1.0 - 1e-4 * t) * gnorm:
+                    accepted = True
+                    break
+            t *= 0.5
+        if not accepted or (na == a and nc == c):
+            return _solve_nested(th, z, m, s_out, W, p)
+        a, c = na, nc
+        value, ga, gc, haa, hac, hcc = nv, nga, ngc, nhaa, nhac, nhcc
+    return a, c
+
+
+@njit(**NUMBA_OPTS)
+def _copy_row(X, indptr, indices, data, is_sparse, r, out_idx, out_val):
+    """The non-zeros of row r into (out_idx, out_val); returns their number."""
+    n = 0
+    if is_sparse:
+        for jj in range(indptr[r], indptr[r + 1]):
+            if data[jj] != 0.0:
+                out_idx[n] = indices[jj]
+                out_val[n] = data[jj]
+                n += 1
+    else:
+        for j in range(X.shape[1]):
+            if X[r, j] != 0.0:
+                out_idx[n] = j
+                out_val[n] = X[r, j]
+                n += 1
+    return n
+
+
+@njit(**NUMBA_OPTS)
+def _dot_g(g, idx, val, n):
+    total = 0.0
+    for jj in range(n):
+        total += g[idx[jj]] * val[jj]
+    return total
+
+
+@njit(**NUMBA_OPTS)
+def pumma_pass(
+    X,
+    indptr,
+    indices,
+    data,
+    is_sparse,
+    y,
+    order,
+    start,
+    p,
+    delta,
+    lam,
+    newton_at_2,
+    fold_below,
+    v,
+    g,
+    acc,
+    u,
+    fs,
+    ist,
+    h_start,
+    h_stop,
+    h_coef,
+    h_rescale,
+    h_count,
+    b_indices,
+    b_data,
+    h_sigma,
+    h_bias,
+    pf,
+    pi,
+    pos_idx,
+    pos_val,
+    neg_idx,
+    neg_val,
+    new_idx,
+    new_val,
+    slack,
+    scratch,
+    mark,
+    j_index,
+    j_theta,
+    j_z,
+    newton_count,
+):
+    """One pass of PUMMA_p(delta) over rows ``order[start:]`` of X, on one binary problem.
+
+    ``y`` holds +1 / -1 per row. ``slack`` (one per row, v units) holds the soft-margin
+    coordinates when ``lam > 0``. ``scratch`` and ``mark`` are zeroed work arrays of
+    length d (left zeroed); ``new_*`` have room for d entries, ``j_*`` for 2 d + 2.
+    With ``newton_at_2`` the p = 2 update is solved by Newton's method too (to check
+    the closed form against it).
+    Corrections are logged as in :func:`marginkit._linear.linear_pass`, with the
+    hypothesis's scale ``h_sigma`` and bias ``h_bias`` (w_k = h_sigma[k] g_k). Returns
+    the position reached: less than ``len(order)`` when the log is full.
+    """
+    n_total = order.shape[0]
+    d = v.shape[0]
+    cap_k = h_coef.shape[0]
+    cap_nnz = b_data.shape[0]
+    sqrt_lam = np.sqrt(lam)
+    s = fs[F_S]
+    total = fs[F_SUM]
+    sigma_total = fs[F_SIGMA]
+    work = fs[F_WORK]
+    pending = fs[F_PENDING]
+    sigma_w = fs[F_SIGMA_W]
+    k = ist[I_K]
+    hk = ist[I_NHIST]
+    hn = ist[I_HNNZ]
+    P = pf[P_POS]
+    N = pf[P_NEG]
+    bias = pf[P_BIAS]
+    bias_sum = pf[P_BIAS_SUM]
+    s_slack = pf[P_SLACK_SUM]
+    xi_pos = pf[P_XI_POS]
+    xi_neg = pf[P_XI_NEG]
+    pos_nnz = pi[Q_POS_NNZ]
+    neg_nnz = pi[Q_NEG_NNZ]
+    pos_row = pi[Q_POS_ROW]
+    neg_row = pi[Q_NEG_ROW]
+    seen = pi[Q_SEEN]
+    pos = start
+    while pos < n_total:
+        r = order[pos]
+        if is_sparse:
+            row_nnz = indptr[r + 1] - indptr[r]
+        else:
+            row_nnz = X.shape[1]
+        if hk >= cap_k or hn + row_nnz + max(pos_nnz, neg_nnz) > cap_nnz:
+            break
+        yt = y[r]
+        # score y (w~ . x~ + b), the soft-margin coordinate of the row included
+        if is_sparse:
+            dot = 0.0
+            for jj in range(indptr[r], indptr[r + 1]):
+                dot += g[indices[jj]] * data[jj]
+        else:
+            dot = np.dot(g, X[r])
+        xi_r = slack[r] if lam > 0.0 else 0.0
+        if xi_r != 0.0:
+            dot += sqrt_lam * _signed_power(xi_r, p - 1.0)
+        wx = sigma_w * dot
+        if yt * (wx + bias) < 1.0 - delta:
+            mine = 1 if yt > 0 else 2
+            if (seen | mine) != 3:
+                # one class so far: the example is stored, w = 0 and b = y
+                seen |= mine
+                if yt > 0:
+                    pos_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, pos_idx, pos_val)
+                    pos_row = r
+                    xi_pos = xi_r
+                    P = wx
+                else:
+                    neg_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, neg_idx, neg_val)
+                    neg_row = r
+                    xi_neg = xi_r
+                    N = wx
+                bias = yt
+                h_coef[hk] = 0.0
+                h_rescale[hk] = pending
+                pending = 1.0
+                h_start[hk] = hn
+                h_stop[hk] = hn
+                h_sigma[hk] = 0.0
+                h_bias[hk] = bias
+                hk += 1
+                k += 1
+            else:
+                seen |= mine
+                new_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, new_idx, new_val)
+                # z = (x+ - x-) / 2 on its coordinates, with theta there
+                m = 0
+                for jj in range(new_nnz):
+                    i = new_idx[jj]
+                    if mark[i] == 0:
+                        mark[i] = 1
+                        j_index[m] = i
+                        m += 1
+                    scratch[i] += 0.5 * yt * new_val[jj]
+                if yt > 0:
+                    o_idx, o_val, o_nnz = neg_idx, neg_val, neg_nnz
+                else:
+                    o_idx, o_val, o_nnz = pos_idx, pos_val, pos_nnz
+                for jj in range(o_nnz):
+                    i = o_idx[jj]
+                    if mark[i] == 0:
+                        mark[i] = 1
+                        j_index[m] = i
+                        m += 1
+                    scratch[i] -= 0.5 * yt * o_val[jj]
+                s_in = 0.0
+                for jj in range(m):
+                    i = j_index[jj]
+                    j_z[jj] = scratch[i]
+                    j_theta[jj] = s * v[i]
+                    s_in += power(abs(v[i]), p)
+                    scratch[i] = 0.0
+                    mark[i] = 0
+                n_plain = m
+                xp = xi_r if yt > 0 else xi_pos
+                xn = xi_neg if yt > 0 else xi_r
+                if lam > 0.0:
+                    for xi, sign in ((xp, 0.5), (xn, -0.5)):
+                        j_index[m] = -1
+                        j_z[m] = sign * sqrt_lam
+                        j_theta[m] = s * xi
+                        s_in += power(abs(xi), p)
+                        m += 1
+                zn2 = 0.0
+                zp = 0.0
+                for jj in range(m):
+                    zn2 += j_z[jj] * j_z[jj]
+                    zp += power(abs(j_z[jj]), p)
+                if zp <= 0.0:
+                    # x equals the stored example of the other class (and lam = 0): no
+                    # hyperplane separates them, the trial is skipped
+                    pi[Q_CONFLICTS] += 1
+                else:
+                    # commit: the example becomes x+ (or x-)
+                    if yt > 0:
+                        for jj in range(new_nnz):
+                            pos_idx[jj] = new_idx[jj]
+                            pos_val[jj] = new_val[jj]
+                        pos_nnz = new_nnz
+                        pos_row = r
+                        P = wx
+                    else:
+                        for jj in range(new_nnz):
+                            neg_idx[jj] = new_idx[jj]
+                            neg_val[jj] = new_val[jj]
+                        neg_nnz = new_nnz
+                        neg_row = r
+                        N = wx
+                    xi_pos = xp
+                    xi_neg = xn
+                    zq = zp ** (2.0 / p)  # ||z||_p^2
+                    W = s * s * total ** (2.0 / p) if total > 0.0 else 0.0  # ||theta||_p^2
+                    mz = 0.5 * (P - N)  # w . z
+                    # only z . w' >= 1 binding: theta' = z / ||z||_p^2
+                    reset = W <= 0.0
+                    a = 0.0
+                    c = 1.0 / zq
+                    if not reset and p == 2.0 and not newton_at_2:
+                        # ROMMA's closed form on z (Li and Long, section 3)
+                        gap = zn2 * W - mz * mz
+                        if mz >= zn2 * W or gap <= 1e-12 * zn2 * W:
+                            reset = True
+                        else:
+                            a = (zn2 * W - mz) / gap
+                            c = W * (1.0 - mz) / gap
+                    elif not reset:
+                        s_out = power(s, p) * max(total - s_in, 0.0)
+                        # does theta' = c z already satisfy f(w) . w' >= ||w||^2 ?
+                        norm0, th_h0, z_h0, tt0, tz0, zz0 = _dual_terms(
+                            0.0, c, j_theta, j_z, m, s_out, p
+                        )
+                        if power(norm0, 2.0 - p) * th_h0 >= W:
+                            reset = True
+                        else:
+                            a, c = solve_dual(
+                                j_theta,
+                                j_z,
+                                m,
+                                s_out,
+                                W,
+                                p,
+                                1.0,
+                                max(1.0 - mz, 1e-3) / zq,
+                                newton_count,
+                            )
+                    h_start[hk] = hn
+                    if reset:
+                        _reset(v, g, acc, u, sigma_total, p)
+                        sigma_total = 0.0
+                        if lam > 0.0:
+                            for i in range(slack.shape[0]):
+                                slack[i] = 0.0
+                        xi_pos = 0.0
+                        xi_neg = 0.0
+                        s_slack = 0.0
+                        total = 0.0
+                        work = 0.0
+                        pending = 0.0
+                        s = 1.0
+                        coef = c
+                    else:
+                        s *= a
+                        coef = c / s
+                    h_coef[hk] = coef
+                    h_rescale[hk] = pending
+                    pending = 1.0
+                    for jj in range(n_plain):
+                        i = j_index[jj]
+                        total += _touch(i, coef * j_z[jj], v, g, u, sigma_total, p)
+                        b_indices[hn] = i
+                        b_data[hn] = j_z[jj]
+                        hn += 1
+                    work += n_plain
+                    if lam > 0.0:
+                        step = coef * 0.5 * sqrt_lam
+                        old = power(abs(xi_pos), p) + power(abs(xi_neg), p)
+                        xi_pos += step
+                        xi_neg -= step
+                        change = power(abs(xi_pos), p) + power(abs(xi_neg), p) - old
+                        s_slack += change
+                        total += change
+                        if pos_row >= 0:
+                            slack[pos_row] = xi_pos
+                        if neg_row >= 0:
+                            slack[neg_row] = xi_neg
+                    if work >= d:
+                        total = _recompute(v, g, p) + s_slack
+                        work = 0.0
+                    # w_k = sigma_k g_k in the units of v before a fold (those of the log)
+                    h_sigma[hk] = _sigma(s, total, p)
+                    if s < fold_below or s * fold_below > 1.0:
+                        _flush_average(g, acc, u, sigma_total)
+                        sigma_total = 0.0
+                        for i in range(d):
+                            v[i] *= s
+                        if lam > 0.0:
+                            for i in range(slack.shape[0]):
+                                slack[i] *= s
+                            xi_pos *= s
+                            xi_neg *= s
+                            s_slack *= power(s, p)
+                        total = _recompute(v, g, p) + s_slack
+                        work = 0.0
+                        pending *= s
+                        s = 1.0
+                    sigma_w = _sigma(s, total, p)
+                    # w' . x+ and w' . x- (slack included), and the bias between them
+                    P = sigma_w * _dot_g(g, pos_idx, pos_val, pos_nnz)
+                    N = sigma_w * _dot_g(g, neg_idx, neg_val, neg_nnz)
+                    if lam > 0.0:
+                        P += sigma_w * sqrt_lam * _signed_power(xi_pos, p - 1.0)
+                        N += sigma_w * sqrt_lam * _signed_power(xi_neg, p - 1.0)
+                    bias = -0.5 * (P + N)
+                    h_stop[hk] = hn
+                    h_bias[hk] = bias
+                    hk += 1
+                    k += 1
+        h_count[hk] += 1
+        sigma_total += sigma_w
+        bias_sum += bias
+        if sigma_w < FLUSH_RATIO * sigma_total:
+            _flush_average(g, acc, u, sigma_total)
+            sigma_total = 0.0
+        pos += 1
+    fs[F_S] = s
+    fs[F_SUM] = total
+    fs[F_SIGMA] = sigma_total
+    fs[F_WORK] = work
+    fs[F_PENDING] = pending
+    fs[F_SIGMA_W] = sigma_w
+    ist[I_K] = k
+    ist[I_NHIST] = hk
+    ist[I_HNNZ] = hn
+    pf[P_POS] = P
+    pf[P_NEG] = N
+    pf[P_BIAS] = bias
+    pf[P_BIAS_SUM] = bias_sum
+    pf[P_SLACK_SUM] = s_slack
+    pf[P_XI_POS] = xi_pos
+    pf[P_XI_NEG] = xi_neg
+    pi[Q_POS_NNZ] = pos_nnz
+    pi[Q_NEG_NNZ] = neg_nnz
+    pi[Q_POS_ROW] = pos_row
+    pi[Q_NEG_ROW] = neg_row
+    pi[Q_SEEN] = seen
+    return pos

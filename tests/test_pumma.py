@@ -1,0 +1,83 @@
+"""PUMMAClassifier against tests/reference.py, its closed form against its Newton solver."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from reference import ovr_targets, pumma_binary, pumma_scores
+from sklearn.exceptions import ConvergenceWarning
+
+from marginkit import PUMMAClassifier
+
+
+def rel_err(a, b):
+    scale = max(np.max(np.abs(b)), 1e-300)
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale
+
+
+def shifted_blobs(n=80, d=5, n_classes=2, seed=0, sparse=False):
+    X, y = make_blobs_pm(n=n, d=d, n_classes=n_classes, seed=seed)
+    X = X + 3.0  # the best hyperplane is far from the origin
+    if sparse:
+        X = sp.csr_matrix(X * (np.random.default_rng(seed).uniform(size=X.shape) < 0.7))
+    return X, y
+
+
+def reference_runs(X, y, **kwargs):
+    return [pumma_binary(X, t, **kwargs) for t in ovr_targets(y, np.unique(y))]
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0, 1.5])
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_equals_reference(p, lam, sparse, n_classes):
+    X, y = shifted_blobs(n=60, n_classes=n_classes, seed=int(3 * p) + n_classes, sparse=sparse)
+    runs = reference_runs(X, y, p=p, delta=0.2, lam=lam, max_epochs=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = PUMMAClassifier(p=p, delta=0.2, lam=lam, max_epochs=4).fit(X, y)
+    assert clf.converged_ == all(r[3] for r in runs)
+    assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
+    assert list(clf.n_epochs_) == [r[2] for r in runs]
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), pumma_scores(runs, X, output)) < 1e-7, output
+    clf.set_params(output="last")
+    for j, run in enumerate(runs):
+        w, b = run[0][-1]
+        assert rel_err(clf.coef_[j], w) < 1e-7
+        assert np.isclose(clf.intercept_[j], b, rtol=1e-7, atol=1e-9)
+
+
+class NewtonAt2(PUMMAClassifier):
+    _newton_at_2 = True
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_closed_form_equals_newton(lam):
+    X, y = shifted_blobs(n=200, d=8, seed=11)
+    closed = PUMMAClassifier(delta=0.05, lam=lam).fit(X, y)
+    newton = NewtonAt2(delta=0.05, lam=lam).fit(X, y)
+    assert newton.n_newton_steps_ > 0 and closed.n_newton_steps_ == 0
+    assert closed.n_updates_ == newton.n_updates_
+    np.testing.assert_allclose(newton.coef_, closed.coef_, rtol=1e-9)
+    np.testing.assert_allclose(newton.intercept_, closed.intercept_, rtol=1e-9)
+
+
+def test_partial_fit_equals_one_epoch():
+    X, y = shifted_blobs(n=150, n_classes=3, seed=5)
+    whole = PUMMAClassifier(max_epochs=1, p=3.0)
+    with pytest.warns(ConvergenceWarning):
+        whole.fit(X, y)
+    parts = PUMMAClassifier(p=3.0)
+    for lo in range(0, 150, 50):
+        parts.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.unique(y))
+    for output in ["last", "avg", "voted"]:
+        whole.set_params(output=output)
+        parts.set_params(output=output)
+        np.testing.assert_allclose(
+            parts.decision_function(X), whole.decision_function(X), rtol=1e-12, atol=1e-14
+        )
