@@ -7,6 +7,7 @@ from marginkit import (
     KernelALMAClassifier,
     MarginPerceptronClassifier,
     PerceptronClassifier,
+    PUMMAClassifier,
     ROMMAClassifier,
 )
 
@@ -22,6 +23,9 @@ ESTIMATORS = [
     ROMMAClassifier(fit_intercept=True, n_epochs=5),
     ROMMAClassifier(aggressive=True, output="voted", n_epochs=3, shuffle=True, random_state=0),
     MarginPerceptronClassifier(fit_intercept=True, max_iter=20),
+    PUMMAClassifier(lam=1.0, max_epochs=20),
+    PUMMAClassifier(p=3.0, delta=0.3, output="voted", max_epochs=5),
+    PUMMAClassifier(p="log", lam=0.5, output="avg", max_epochs=5, shuffle=True, random_state=0),
 ]
 
 NO_BIAS = (

@@ -1,0 +1,94 @@
+"""Bad parameters and bad input for the Perceptron, ROMMA, margin Perceptron and PUMMA."""
+
+import numpy as np
+import pytest
+from conftest import make_blobs_pm
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils._param_validation import InvalidParameterError
+
+from marginkit import (
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+
+ALL = [PerceptronClassifier, ROMMAClassifier, MarginPerceptronClassifier, PUMMAClassifier]
+
+
+@pytest.fixture
+def data():
+    return make_blobs_pm(n=60, d=5, n_classes=3, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("cls", "param", "value"),
+    [
+        (PerceptronClassifier, "output", "median"),
+        (PerceptronClassifier, "n_epochs", 0),
+        (ROMMAClassifier, "aggressive", "yes"),
+        (ROMMAClassifier, "n_epochs", 1.5),
+        (MarginPerceptronClassifier, "gamma_guess", 0.0),
+        (MarginPerceptronClassifier, "gamma_guess", -1.0),
+        (MarginPerceptronClassifier, "max_iter", 0),
+        (PUMMAClassifier, "p", 1.0),
+        (PUMMAClassifier, "p", "ln"),
+        (PUMMAClassifier, "delta", 1.0),
+        (PUMMAClassifier, "delta", -0.1),
+        (PUMMAClassifier, "lam", -1.0),
+        (PUMMAClassifier, "max_epochs", 0),
+    ],
+)
+def test_invalid_parameters(data, cls, param, value):
+    with pytest.raises(InvalidParameterError, match=f"The '{param}' parameter of {cls.__name__}"):
+        cls(**{param: value}).fit(*data)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_input_errors(data, cls):
+    X, y = data
+    with pytest.raises(NotFittedError):
+        cls().predict(X)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        cls().fit(bad, y)
+    with pytest.raises(ValueError, match="number of classes has to be greater than one"):
+        cls().fit(X, np.zeros(len(X)))
+    clf = _fit_quietly(cls(), X, y)
+    with pytest.raises(ValueError, match=f"X has 4 features, but {cls.__name__} is expecting 5"):
+        clf.predict(X[:, :4])
+    with pytest.raises(ValueError, match="classes must be passed on the first call"):
+        cls().partial_fit(X, y)
+    clf.set_params(output="voted")
+    with pytest.raises(AttributeError, match="coef_ is not defined for output='voted'"):
+        clf.coef_
+
+
+def _fit_quietly(clf, X, y):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return clf.fit(X, y)
+
+
+def test_pumma_warns_when_not_converged():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([1, -1, -1, 1])  # the same point with both labels: not separable
+    with pytest.warns(ConvergenceWarning, match="PUMMAClassifier did not converge"):
+        clf = PUMMAClassifier(max_epochs=5).fit(X, y)
+    assert not clf.converged_ and clf.n_conflicts_ > 0
+    assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
+    # a soft margin separates anything
+    clf = PUMMAClassifier(lam=1.0, delta=0.1).fit(X, y)
+    assert clf.converged_
+
+
+def test_zero_rows_never_update():
+    X = np.array([[0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [-1.0, -1.0]])
+    y = np.array([1, 1, -1, -1])
+    for cls in [PerceptronClassifier, ROMMAClassifier]:
+        clf = cls(n_epochs=3).fit(X, y)
+        assert clf.n_corrections_ <= 2
+        assert np.all(np.isfinite(clf.coef_))
