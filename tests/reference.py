@@ -406,3 +406,70 @@ def pumma_scores(runs, X, output):
             )
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+# -- the kernel Perceptron and kernel ROMMA ------------------------------------------------
+
+
+def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False):
+    """K(a, b) for every pair of rows, entry by entry from the textbook formulas."""
+    A, B = _dense(A), _dense(B)
+    K = np.array([[kernel_value(kernel, a, b, gamma, degree, coef0) for b in B] for a in A])
+    if normalize:
+        da = np.array([kernel_value(kernel, a, a, gamma, degree, coef0) for a in A])
+        db = np.array([kernel_value(kernel, b, b, gamma, degree, coef0) for b in B])
+        with np.errstate(divide="ignore"):
+            ia = np.where(da > 0, 1 / np.sqrt(da), 0.0)
+            ib = np.where(db > 0, 1 / np.sqrt(db), 0.0)
+        K = K * ia[:, None] * ib[None, :]
+    return K
+
+
+def kernel_family_binary(K, y, rule, n_epochs=1):
+    """Perceptron or (aggressive) ROMMA on the training Gram matrix K, one trial at a time.
+
+    Every hypothesis is a coefficient vector beta over the training rows,
+    w = sum_j beta_j phi(x_j); ||w||^2 = beta K beta is computed from its definition.
+    ``rule``: "perceptron", "romma" or "aggressive". Returns (hypotheses, counts).
+    """
+    n = K.shape[0]
+    beta = np.zeros(n)
+    hyps, counts = [beta], [0]
+    for _ in range(n_epochs):
+        for t in range(n):
+            x2 = K[t, t]
+            if x2 > 0:
+                m = y[t] * (beta @ K[:, t])
+                if (m < 1.0) if rule == "aggressive" else (m <= 0.0):
+                    if rule == "perceptron":
+                        beta = beta.copy()
+                        beta[t] += y[t]
+                    else:
+                        W = beta @ K @ beta
+                        fresh = np.zeros(n)
+                        fresh[t] = y[t] / x2
+                        if W == 0.0 or m >= x2 * W:
+                            beta = fresh
+                        else:
+                            # both constraints bind: w' = a w + b y phi(x_t)
+                            a, b = np.linalg.solve([[W, m], [m, x2]], [W, 1.0])
+                            beta = a * beta + b * x2 * fresh
+                    hyps.append(beta)
+                    counts.append(0)
+            counts[-1] += 1
+    return hyps, counts
+
+
+def kernel_family_scores(runs, K_test, output):
+    """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)``."""
+    cols = []
+    for hyps, counts in runs:
+        values = [K_test @ beta for beta in hyps]
+        if output == "last":
+            cols.append(values[-1])
+        elif output == "avg":
+            cols.append(np.dot(counts, values) / sum(counts))
+        else:
+            cols.append(np.dot(counts, np.sign(values)) / sum(counts))
+    out = np.column_stack(cols)
+    return out.ravel() if out.shape[1] == 1 else out

@@ -5,6 +5,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from marginkit import (
     ALMAClassifier,
     KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelROMMAClassifier,
     MarginPerceptronClassifier,
     PerceptronClassifier,
     PUMMAClassifier,
@@ -23,6 +25,9 @@ ESTIMATORS = [
     ROMMAClassifier(fit_intercept=True, n_epochs=5),
     ROMMAClassifier(aggressive=True, output="voted", n_epochs=3, shuffle=True, random_state=0),
     MarginPerceptronClassifier(fit_intercept=True, max_iter=20),
+    KernelPerceptronClassifier(kernel="poly", degree=2, output="voted", n_epochs=3),
+    KernelROMMAClassifier(aggressive=True, output="avg", n_epochs=3, block_size=5),
+    KernelROMMAClassifier(normalize=True, kernel="poly_rbf", degree=2, n_epochs=2),
     PUMMAClassifier(lam=1.0, max_epochs=20),
     PUMMAClassifier(p=3.0, delta=0.3, output="voted", max_epochs=5),
     PUMMAClassifier(p="log", lam=0.5, output="avg", max_epochs=5, shuffle=True, random_state=0),

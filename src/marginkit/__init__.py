@@ -2,15 +2,17 @@
 
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
-from .perceptron import PerceptronClassifier
+from .perceptron import KernelPerceptronClassifier, PerceptronClassifier
 from .pumma import PUMMAClassifier
-from .romma import ROMMAClassifier
+from .romma import KernelROMMAClassifier, ROMMAClassifier
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ALMAClassifier",
     "KernelALMAClassifier",
+    "KernelPerceptronClassifier",
+    "KernelROMMAClassifier",
     "MarginPerceptronClassifier",
     "PerceptronClassifier",
     "PUMMAClassifier",

@@ -35,6 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ._linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
+
 # Sigma-style restart of the averaging totals (see marginkit._linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
 # Fold s into the coefficients below this (s shrinks, A = eta y / s grows).
@@ -42,7 +44,8 @@ FOLD_BELOW = 1e-100
 
 
 @njit(cache=True, nogil=True)
-def alma_walk(
+def kernel_walk(
+    rule,
     start,
     F,
     Gb,
@@ -58,16 +61,34 @@ def alma_walk(
     T,
     hcount,
     new_a,
+    new_v,
     new_t,
+    new_acc,
     new_mask,
+    new_reset,
     f_seen,
+    A_old,
+    T_old,
+    acc_old,
+    mask_old,
+    cache_P,
 ):
-    """Walk rows ``start..b-1`` of a block through ALMA_2(alpha; B, C), every problem.
+    """Walk rows ``start..b-1`` of a block through one update rule, every problem.
 
-    ``F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support vectors stored
-    before the block; the walk adds in-block corrections to the rows after them.
-    ``f_seen[i]`` receives F[i] as it stood at row i's trial. Returns the row reached:
-    b, or the row after a correction that took some ``s_c`` below ``fold_below``.
+    ``rule`` is one of :mod:`marginkit._linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
+    on normalised instances), ``RULE_PERCEPTRON``, ``RULE_ROMMA`` or
+    ``RULE_AGGRESSIVE_ROMMA``. ``F[i, c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the
+    support vectors stored before the block; the walk adds in-block corrections to
+    the rows after them (``Gb``: the in-block Gram, whose diagonal is ``K(x, x)``).
+    ``f_seen[i]`` receives F[i] as it stood at row i's trial. ``new_v`` receives the
+    coefficient of each new support vector as inserted (the vote replays those).
+
+    A ROMMA update with only its new constraint binding (``w' = y x / K(x, x)``)
+    forgets the old hypothesis: the walk then closes the averaging intervals of the
+    problem and zeroes its coefficients everywhere (``A_old`` etc.: the stored support
+    vectors; ``cache_P``: the margin sums kept across epochs, or an empty array), and
+    marks the correction in ``new_reset``. Returns the row reached: b, or the row after
+    a correction that took some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
     """
     b, n_classes = F.shape
     for i in range(start, b):
@@ -80,28 +101,89 @@ def alma_walk(
             if live:
                 wx = s[c] * F[i, c]
                 yt = Y[i, c]
-                if yt * wx <= (1.0 - alpha) * B / np.sqrt(kc):
-                    eta = C / np.sqrt(kc)
-                    a = eta * yt / s[c]
-                    n2 = norm2[c] + 2.0 * eta * yt * wx + eta * eta
+                m = yt * wx
+                if rule == RULE_ALMA:
+                    update = m <= (1.0 - alpha) * B / np.sqrt(kc)
+                elif rule == RULE_AGGRESSIVE_ROMMA:
+                    update = m < 1.0
+                else:
+                    update = m <= 0.0
+                if update:
+                    reset = False
+                    if rule == RULE_ALMA:
+                        eta = C / np.sqrt(kc)
+                        a = eta * yt / s[c]
+                        n2 = norm2[c] + 2.0 * eta * yt * wx + eta * eta
+                        if n2 > 1.0:
+                            s[c] /= np.sqrt(n2)
+                            norm2[c] = 1.0
+                        else:
+                            norm2[c] = n2
+                    elif rule == RULE_PERCEPTRON:
+                        a = yt / s[c]
+                    else:
+                        # ROMMA (Li and Long, section 3): w' = c w + d y x with
+                        # w' . w = ||w||^2 and y w' . x = 1, so ||w'||^2 = c W + d
+                        x2 = Gb[i, i]
+                        W = norm2[c]
+                        gap = x2 * W - m * m
+                        if W <= 0.0 or m >= x2 * W or gap <= 1e-12 * x2 * W:
+                            reset = True
+                        else:
+                            cc = (x2 * W - m) / gap
+                            dd = W * (1.0 - m) / gap
+                            s[c] *= cc
+                            a = dd * yt / s[c]
+                            norm2[c] = cc * W + dd
+                        if reset:
+                            if W > 0.0:
+                                _forget(
+                                    c, i, s, T, F, f_seen, new_a, new_t, new_acc, new_mask,
+                                    A_old, T_old, acc_old, mask_old, cache_P,
+                                )
+                            s[c] = 1.0
+                            a = yt / x2
+                            norm2[c] = 1.0 / x2
                     new_a[i, c] = a
+                    new_v[i, c] = a
                     new_t[i, c] = T[c]
                     new_mask[i, c] = True
-                    if n2 > 1.0:
-                        s[c] /= np.sqrt(n2)
-                        norm2[c] = 1.0
-                    else:
-                        norm2[c] = n2
+                    new_reset[i, c] = reset
                     k[c] = kc + 1
                     for i2 in range(i + 1, b):
                         F[i2, c] += a * Gb[i, i2]
-                    if s[c] < fold_below:
+                    if s[c] < fold_below or s[c] * fold_below > 1.0:
                         fold = True
             hcount[k[c] - 1, c] += 1
             T[c] += s[c]
         if fold:
             return i + 1
     return b
+
+
+@njit(cache=True, nogil=True)
+def _forget(
+    c, i, s, T, F, f_seen, new_a, new_t, new_acc, new_mask, A_old, T_old, acc_old, mask_old,
+    cache_P,
+):
+    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
+    for j in range(A_old.shape[0]):
+        if mask_old[j, c]:
+            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
+        T_old[j, c] = 0.0
+        A_old[j, c] = 0.0
+    for j in range(i):
+        if new_mask[j, c]:
+            new_acc[j, c] += new_a[j, c] * (T[c] - new_t[j, c])
+        new_t[j, c] = 0.0
+        new_a[j, c] = 0.0
+    T[c] = 0.0
+    for i2 in range(F.shape[0]):
+        F[i2, c] = 0.0
+        if i2 <= i:
+            f_seen[i2, c] = 0.0
+    for r in range(cache_P.shape[0]):
+        cache_P[r, c] = 0.0
 
 
 class RowStore:
@@ -165,7 +247,7 @@ def _grow(a, need):
 class KernelState:
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
-    def __init__(self, n_features, n_problems, sparse, kernel):
+    def __init__(self, n_features, n_problems, sparse, kernel, forgets=False):
         self.kernel = kernel
         self.n_problems = n_problems
         self.store = RowStore(n_features, sparse)
@@ -177,6 +259,10 @@ class KernelState:
         self.T_ins = np.zeros((cap, n_problems))
         self.acc = np.zeros((cap, n_problems))
         self.mask = np.zeros((cap, n_problems), dtype=bool)
+        # ROMMA can forget its hypothesis (zeroing A): the vote then needs the
+        # coefficients as inserted (V) and where each hypothesis started afresh
+        self.V = np.zeros((cap, n_problems)) if forgets else None
+        self.reset = np.zeros((cap, n_problems), dtype=bool)
         self.hcount = np.zeros((cap + 1, n_problems), dtype=np.int64)
         self.s = np.ones(n_problems)
         self.norm2 = np.zeros(n_problems)
@@ -197,7 +283,10 @@ class KernelState:
     def reserve(self, extra):
         need = self.m + extra
         if need > self.A.shape[0]:
-            for name in ("inv", "sq", "index", "A", "T_ins", "acc", "mask"):
+            names = ["inv", "sq", "index", "A", "T_ins", "acc", "mask", "reset"]
+            if self.V is not None:
+                names.append("V")
+            for name in names:
                 setattr(self, name, _grow(getattr(self, name), need))
         if need + 1 > self.hcount.shape[0]:
             self.hcount = _grow(self.hcount, need + 1)
@@ -222,6 +311,8 @@ class KernelState:
         self.flush(c, extra)
         f = self.s[c]
         self.A[: self.m, c] *= f
+        if self.V is not None:
+            self.V[: self.m, c] *= f
         for v in views:
             v *= f
         for a, _, _, _ in extra:
@@ -269,12 +360,19 @@ class KernelState:
                 out[lo:hi] = K @ coef
             return out
         trials = max(self.n_trials, 1)
+        V = self.A if self.V is None else self.V
         for lo, hi, K in self.kernel_rows(X, inv_x, sq_x):
             for c in range(self.n_problems):
                 idx = np.flatnonzero(self.mask[: self.m, c])
                 if idx.size == 0:
                     continue
-                prefix = np.cumsum(K[:, idx] * self.A[idx, c], axis=1)
+                prefix = np.cumsum(K[:, idx] * V[idx, c], axis=1)
+                fresh = self.reset[idx, c]
+                if fresh[1:].any():
+                    # a hypothesis that started afresh at correction r sums from r on
+                    start = np.maximum.accumulate(np.where(fresh, np.arange(idx.size), 0))
+                    before = np.where(start > 0, start - 1, 0)
+                    prefix = prefix - np.where(start > 0, prefix[:, before], 0.0)
                 counts = self.hcount[1 : idx.size + 1, c].astype(float)
                 out[lo:hi, c] = np.sign(prefix) @ counts / trials
         return out
@@ -295,6 +393,7 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
         ``seen[row]`` support vectors, filled in and used across epochs
     progress : callable(n_rows) or None
     """
+    rule = params["rule"]
     alpha, B, C = params["alpha"], params["B"], params["C"]
     b_max, fold_below = params["block_size"], params["fold_below"]
     kernel = state.kernel
@@ -334,14 +433,18 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
         Gb = kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
         state.n_kernel_evals += b * b
         new_a = np.zeros((b, n_problems))
+        new_v = new_a if state.V is None else np.zeros((b, n_problems))
         new_t = np.zeros((b, n_problems))
         new_acc = np.zeros((b, n_problems))
         new_mask = np.zeros((b, n_problems), dtype=bool)
+        new_reset = np.zeros((b, n_problems), dtype=bool)
         f_seen = np.empty((b, n_problems))
         Y_b = Y[rows]
+        cache_P = cache[0] if cache is not None else np.zeros((0, n_problems))
         pos = 0
         while pos < b:
-            pos = alma_walk(
+            pos = kernel_walk(
+                rule,
                 pos,
                 F,
                 Gb,
@@ -357,15 +460,25 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
                 state.T,
                 state.hcount,
                 new_a,
+                new_v,
                 new_t,
+                new_acc,
                 new_mask,
+                new_reset,
                 f_seen,
+                state.A[:m0],
+                state.T_ins[:m0],
+                state.acc[:m0],
+                state.mask[:m0],
+                cache_P,
             )
-            for c in np.flatnonzero(state.s < fold_below):
+            for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
                 views = [F[pos:, c], f_seen[:pos, c]]
                 if cache is not None:
                     views.append(cache[0][:, c])
                 extra = [(new_a[:pos, c], new_t[:pos, c], new_acc[:pos, c], new_mask[:pos, c])]
+                if state.V is not None:
+                    views.append(new_v[:pos, c])
                 state.fold(c, views, extra)
         for c in range(n_problems):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
@@ -390,6 +503,9 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
             state.T_ins[m0:m1] = new_t[sv_rows]
             state.acc[m0:m1] = new_acc[sv_rows]
             state.mask[m0:m1] = new_mask[sv_rows]
+            state.reset[m0:m1] = new_reset[sv_rows]
+            if state.V is not None:
+                state.V[m0:m1] = new_v[sv_rows]
         state.n_trials += b
         if progress is not None:
             progress(b)

@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _linear as L
 from . import _pumma as K
 from ._base import OnlineLinearClassifier, _Batch
 from ._state import PNormState, _resized
@@ -122,6 +123,11 @@ class PUMMAClassifier(OnlineLinearClassifier):
     n_conflicts_ : int
         Trials skipped because the example equalled the stored example of the other
         class (possible only with ``lam = 0``, on data that no hyperplane separates).
+    margin_ : ndarray of shape (n_problems,)
+        After :meth:`fit`: the p-norm margin of the last hyperplane on the training
+        data, ``min_i y_i (w . x_i + b) / ||w||_q`` (in the soft-margin space when
+        ``lam > 0``: each example's own coordinate and the weights' slack coordinates
+        included). With convergence it is at least ``(1 - delta)`` times the best.
     n_newton_steps_ : int
         Newton iterations over all updates (0 at p = 2).
     p_ : float
@@ -250,6 +256,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
             )
         self.classes_ = classes
         self._initialise(X)
+        self.margin_ = np.zeros(self._n_problems)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         batch = _Batch(X, self.p_, 0.0)
@@ -266,6 +273,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
                     bar.update(1)
                     done = updates == 0 and conflicts == 0
                 converged.append(done)
+                self.margin_[j] = self._training_margin(state, X, y_pm, slack)
         self._update_counts()
         self.converged_ = bool(all(converged))
         if not self.converged_:
@@ -280,6 +288,16 @@ class PUMMAClassifier(OnlineLinearClassifier):
         if callback is not None:
             callback(self, int(self.n_epochs_.max()) - 1)
         return self
+
+    def _training_margin(self, state, X, y_pm, slack):
+        """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows (slack included)."""
+        sigma = state.fs[L.F_SIGMA_W]
+        f = np.asarray(X @ (sigma * state.direction)).ravel() + state.bias
+        if self.lam > 0:
+            f += np.sqrt(self.lam) * sigma * np.sign(slack) * np.abs(slack) ** (self.p_ - 1)
+        total = state.fs[L.F_SUM]
+        norm = state.fs[L.F_S] * total ** (1.0 / self.p_) if total > 0 else 0.0
+        return float(np.min(y_pm * f) / norm) if norm > 0 else 0.0
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples

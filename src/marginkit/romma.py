@@ -2,6 +2,7 @@
 
 from . import _linear as L
 from ._base import OnlineLinearClassifier
+from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from .perceptron import LINEAR_CONSTRAINTS
 
 
@@ -90,3 +91,93 @@ class ROMMAClassifier(OnlineLinearClassifier):
     def _rule_args(self):
         rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
         return rule, 0.0, 0.0, 0.0, 0.0
+
+
+class KernelROMMAClassifier(KernelOnlineClassifier):
+    __doc__ = f"""ROMMA and aggressive ROMMA in a reproducing kernel Hilbert space.
+
+    The update of :class:`ROMMAClassifier` with inner products replaced by a kernel
+    (Li and Long 2002, section 5): ``w = s sum_j a_j phi(x_j)``; an update scales ``s``
+    by ``c`` and appends ``a = d y / s``, and ``||w'||^2 = c ||w||^2 + d`` follows from
+    the two binding constraints, so no kernel sum beyond the margins is needed. When
+    only the new constraint binds, the old hypothesis is dropped
+    (``w' = y phi(x) / K(x, x)``). Training runs on the blocked exact engine of
+    :class:`~marginkit.KernelALMAClassifier`.
+
+    Parameters
+    ----------
+    aggressive : bool, default=False
+        Update whenever ``y w . phi(x) < 1`` instead of only on mistakes.
+    output : {{"last", "avg", "voted"}}, default="last"
+    n_epochs : int >= 1, default=1
+    shuffle : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+    {KERNEL_DOC}
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    support_ : ndarray of shape (n_SV,)
+    support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
+    dual_coef_ : ndarray of shape (n_problems, n_SV)
+    n_corrections_ : int
+        Updates over all one-vs-rest problems.
+    n_corrections_per_class_ : ndarray of shape (n_problems,)
+    n_trials_ : int
+    n_kernel_evaluations_ : int
+    gamma_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from marginkit import KernelROMMAClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
+    >>> clf = KernelROMMAClassifier(aggressive=True, kernel="rbf", gamma=1.0, n_epochs=3)
+    >>> clf.fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "aggressive": ["boolean"],
+        **KERNEL_CONSTRAINTS,
+        "normalize": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        aggressive=False,
+        output="last",
+        n_epochs=1,
+        shuffle=False,
+        random_state=None,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=1.0,
+        normalize=False,
+        block_size=256,
+        cache_size=200,
+        verbose=0,
+    ):
+        self.aggressive = aggressive
+        self.output = output
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.normalize = normalize
+        self.block_size = block_size
+        self.cache_size = cache_size
+        self.verbose = verbose
+
+    def _rule_args(self):
+        rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
+        return rule, 0.0, 0.0, 0.0

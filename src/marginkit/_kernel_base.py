@@ -1,0 +1,171 @@
+"""The scikit-learn front end shared by the kernel algorithms (blocked exact engine)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from . import _linear as L
+from ._base import OnlineClassifier
+from ._engine import FOLD_BELOW, KernelState, train_blocks
+from ._kernels import KERNELS, Kernel, inverse_sqrt, squared_norms
+
+KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
+        As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
+        ``(gamma x . y + coef0)^degree``, ``rbf`` ``exp(-gamma ||x - y||^2)``, ``poly_rbf``
+        ``(coef0 + exp(-gamma ||x - y||^2))^degree``; a callable returns the kernel matrix
+        of two 2-d arrays.
+    degree : int >= 1, default=3
+    gamma : float > 0, "scale" or "auto", default="scale"
+    coef0 : float, default=1.0
+    normalize : bool, default=False
+        Run on ``phi(x) / ||phi(x)||``, i.e. ``K(x, y) / sqrt(K(x, x) K(y, y))``, as
+        kernel ALMA does.
+    block_size : int >= 1, default=256
+        Examples per block of the engine; any value gives the same updates.
+    cache_size : float >= 0, default=200
+        Megabytes for the margin sums kept across the epochs of one :meth:`fit`."""
+
+KERNEL_CONSTRAINTS = {
+    "output": [StrOptions({"last", "avg", "voted"})],
+    "n_epochs": [Interval(Integral, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "degree": [Interval(Integral, 1, None, closed="left")],
+    "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"})],
+    "coef0": [Interval(Real, None, None, closed="neither")],
+    "block_size": [Interval(Integral, 1, None, closed="left")],
+    "cache_size": [Interval(Real, 0, None, closed="left")],
+    "verbose": ["verbose"],
+}
+
+
+class KernelOnlineClassifier(OnlineClassifier):
+    """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
+
+    Subclasses define ``_rule_args()``: ``(rule, alpha, B, C)`` for
+    :func:`marginkit._engine.kernel_walk`. ALMA normalises the instances
+    (``K(x, y) / sqrt(K(x, x) K(y, y))``); the others do when their ``normalize`` is
+    set.
+    """
+
+    _state_attr = "_kstate"
+
+    @property
+    def _normalises(self):
+        return self._rule_args()[0] == L.RULE_ALMA or bool(getattr(self, "normalize", False))
+
+    # -- training ------------------------------------------------------------------
+    def _initialise(self, X):
+        if self.gamma == "scale":
+            var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
+            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        elif self.gamma == "auto":
+            self.gamma_ = 1.0 / X.shape[1]
+        else:
+            self.gamma_ = float(self.gamma)
+        self._fold_below = FOLD_BELOW
+        kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
+        rule = self._rule_args()[0]
+        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
+        self._kstate = KernelState(
+            X.shape[1], self._n_problems, sp.issparse(X), kernel, forgets=forgets
+        )
+        self.n_corrections_per_class_ = np.zeros(self._n_problems, dtype=np.int64)
+        self.n_corrections_ = 0
+        self.n_trials_ = 0
+        self.n_kernel_evaluations_ = 0
+
+    def _instance_norms(self, X):
+        """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""
+        kernel = self._kstate.kernel
+        # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
+        needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
+        sq = squared_norms(X) if needs_sq else None
+        diag = kernel.diagonal(X, sq)
+        bad = ~np.isfinite(diag)
+        if sq is not None:
+            bad |= ~np.isfinite(sq)
+        if bad.any():
+            raise ValueError(
+                f"The kernel overflows: K(x, x) is not finite for {int(bad.sum())} of "
+                f"{X.shape[0]} samples (first: row {int(np.flatnonzero(bad)[0])}). "
+                "Lower degree or gamma, or scale the features."
+            )
+        if (diag < 0).any():
+            raise ValueError(
+                f"K(x, x) < 0 for {int((diag < 0).sum())} samples: the kernel is not "
+                "positive semi-definite with these parameters."
+            )
+        if self._normalises:
+            return inverse_sqrt(diag), sq
+        return (diag > 0).astype(np.float64), sq
+
+    def _passes(self, X, y, orders, callback):
+        state = self._kstate
+        inv, sq = self._instance_norms(X)
+        Y = np.column_stack(self._targets(y))
+        n = X.shape[0]
+        cache = None
+        if len(orders) > 1 and n * (Y.shape[1] + 1) * 8 <= self.cache_size * 2**20:
+            cache = (np.zeros((n, Y.shape[1])), np.zeros(n, dtype=np.int64))
+        rule, alpha, B, C = self._rule_args()
+        params = {
+            "rule": rule,
+            "alpha": alpha,
+            "B": B,
+            "C": C,
+            "block_size": int(self.block_size),
+            "fold_below": self._fold_below,
+        }
+        with self._progress(n * len(orders), "example") as bar:
+            for epoch, order in enumerate(orders):
+                train_blocks(state, X, inv, sq, Y, order, params, cache, bar.update)
+                self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
+                self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+                self.n_trials_ = state.n_trials
+                self.n_kernel_evaluations_ = state.n_kernel_evals
+                if callback is not None:
+                    callback(self, epoch)
+        state.n_seen += n
+        return self
+
+    # -- prediction ----------------------------------------------------------------
+    def decision_function(self, X):
+        """``w . phi(x)`` for the ``output`` hypothesis (``phi_hat(x)`` when normalised).
+
+        For ``"avg"`` the averaged vector is divided by the number of trials; for
+        ``"voted"`` the value is ``sum_k c_k sign(w_k . x)`` over the trials.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self, "_kstate")
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        inv, sq = self._instance_norms(X)
+        scores = self._kstate.scores(X, inv, sq, self.output)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    @property
+    def support_(self):
+        check_is_fitted(self, "_kstate")
+        return self._kstate.index[: self._kstate.m].copy()
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_kstate")
+        return self._kstate.store.view(0, self._kstate.m).copy()
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "_kstate")
+        if self.output == "voted":
+            raise AttributeError(
+                "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
+            )
+        return self._kstate.coefficients(self.output).T.copy()

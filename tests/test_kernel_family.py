@@ -1,0 +1,120 @@
+"""The kernel Perceptron and kernel ROMMA on the blocked engine, against the references."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from reference import kernel_family_binary, kernel_family_scores, kernel_matrix, ovr_targets
+
+from marginkit import (
+    KernelPerceptronClassifier,
+    KernelROMMAClassifier,
+    PerceptronClassifier,
+    ROMMAClassifier,
+)
+
+
+def rel_err(a, b):
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
+
+
+KERNELS = [
+    ("linear", {}),
+    ("poly", {"degree": 3, "gamma": 0.2, "coef0": 1.0}),
+    ("rbf", {"gamma": 0.3}),
+    ("poly_rbf", {"degree": 5, "gamma": 0.2, "coef0": 1.0}),
+]
+
+RULES = {
+    "perceptron": (KernelPerceptronClassifier, {}),
+    "romma": (KernelROMMAClassifier, {}),
+    "aggressive": (KernelROMMAClassifier, {"aggressive": True}),
+}
+
+
+def varied_norms(n, d, n_classes, seed):
+    """Blobs whose rows are rescaled by factors 0.2 to 5: ROMMA then forgets at times."""
+    X, y = make_blobs_pm(n=n, d=d, n_classes=n_classes, seed=seed)
+    scale = np.exp(np.random.default_rng(seed).uniform(np.log(0.2), np.log(5.0), size=n))
+    return X * scale[:, None], y
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+@pytest.mark.parametrize("kernel,kw", KERNELS, ids=lambda v: str(v))
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("normalize", [False, True])
+def test_matches_reference(rule, kernel, kw, n_classes, normalize):
+    cls, params = RULES[rule]
+    X, y = varied_norms(60, 4, n_classes, seed=n_classes)
+    X_test, _ = make_blobs_pm(n=20, d=4, n_classes=n_classes, seed=99)
+    kargs = {"gamma": kw.get("gamma", 1.0), "degree": kw.get("degree", 3), "coef0": 1.0}
+    K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
+    K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
+    runs = [kernel_family_binary(K, t, rule, n_epochs=3) for t in ovr_targets(y, np.unique(y))]
+    want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
+    for block_size in [1, 7, 256]:
+        clf = cls(
+            kernel=kernel, n_epochs=3, block_size=block_size, normalize=normalize, **params, **kw
+        ).fit(X, y)
+        assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
+        for output in ["last", "avg", "voted"]:
+            clf.set_params(output=output)
+            assert rel_err(clf.decision_function(X_test), want[output]) < 1e-9, (
+                block_size,
+                output,
+            )
+
+
+def test_aggressive_romma_forgets_and_stays_exact():
+    X, y = varied_norms(80, 3, 2, seed=5)
+    clf = KernelROMMAClassifier(aggressive=True, kernel="linear", n_epochs=3, block_size=16)
+    clf.fit(X, y)
+    assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
+    linear = ROMMAClassifier(aggressive=True, n_epochs=3).fit(X, y)
+    assert clf.n_corrections_ == linear.n_corrections_
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        linear.set_params(output=output)
+        assert rel_err(clf.decision_function(X), linear.decision_function(X)) < 1e-9
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_linear_kernel_equals_linear_perceptron(sparse):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=2, sparse_density=0.5 if sparse else None)
+    kern = KernelPerceptronClassifier(kernel="linear", n_epochs=2, block_size=32).fit(X, y)
+    lin = PerceptronClassifier(n_epochs=2).fit(X, y)
+    assert list(kern.n_corrections_per_class_) == list(lin.n_corrections_per_class_)
+    np.testing.assert_allclose(kern.dual_coef_ @ kern.support_vectors_, lin.coef_, atol=1e-9)
+
+
+def test_scale_folds_keep_kernel_romma_exact():
+    X, y = varied_norms(70, 4, 3, seed=8)
+
+    class Folding(KernelROMMAClassifier):
+        def _initialise(self, X):
+            super()._initialise(X)
+            self._fold_below = 0.97
+
+    plain = KernelROMMAClassifier(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)
+    folded = Folding(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)
+    assert plain.n_corrections_ == folded.n_corrections_
+    for output in ["last", "avg", "voted"]:
+        plain.set_params(output=output)
+        folded.set_params(output=output)
+        assert rel_err(folded.decision_function(X), plain.decision_function(X)) < 1e-9
+
+
+def test_cache_off_gives_the_same_model():
+    X, y = varied_norms(90, 4, 3, seed=4)
+    a = KernelROMMAClassifier(aggressive=True, n_epochs=3, cache_size=0, block_size=10).fit(X, y)
+    b = KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=10).fit(X, y)
+    assert a.n_corrections_ == b.n_corrections_
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10)
+
+
+def test_sparse_input():
+    X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=1, sparse_density=0.5)
+    dense = KernelROMMAClassifier(kernel="poly", degree=2, gamma=0.5).fit(X.toarray(), y)
+    sparse = KernelROMMAClassifier(kernel="poly", degree=2, gamma=0.5).fit(sp.csr_matrix(X), y)
+    assert dense.n_corrections_ == sparse.n_corrections_
+    np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X), rtol=1e-10)
