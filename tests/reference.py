@@ -353,7 +353,7 @@ def _pumma_step(w, z, p):
     return link(a * theta + c_of(a) * z, p)
 
 
-def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100):
+def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100, min_epochs=1):
     """PUMMA_p(delta) on labels in {-1, +1}: hypotheses (w, b), counts, epochs, converged.
 
     The soft margin is taken literally: every instance gets n more coordinates, its
@@ -366,7 +366,7 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100):
     pos = neg = None
     hyps, counts = [(w[:d], b)], [0]
     epochs, changed = 0, True
-    while changed and epochs < max_epochs:
+    while (changed or epochs < min_epochs) and epochs < max_epochs:
         epochs += 1
         changed = False
         for t in range(n):
@@ -473,3 +473,79 @@ def kernel_family_scores(runs, K_test, output):
             cols.append(np.dot(counts, np.sign(values)) / sum(counts))
     out = np.column_stack(cols)
     return out.ravel() if out.shape[1] == 1 else out
+
+
+def kernel_pumma_binary(K, y, delta, lam=0.0, max_epochs=100, min_epochs=1):
+    """Kernel PUMMA_2(delta) on the training Gram matrix K, one trial at a time.
+
+    w = sum_j beta_j phi~(x_j) with phi~(x_i) . phi~(x_j) = K[i, j] + lam [i = j];
+    the update solves the two KKT equations of min ||w'|| s.t. w' . w >= ||w||^2 and
+    w' . z >= 1 (z = (phi~(x+) - phi~(x-)) / 2) by a 2 x 2 linear solve.
+    Returns (hypotheses (beta, b), counts, epochs, converged).
+    """
+    n = K.shape[0]
+    Kt = K + lam * np.eye(n)
+    beta, b = np.zeros(n), 0.0
+    pos = neg = None
+    hyps, counts = [(beta, b)], [0]
+    epochs, changed = 0, True
+    while (changed or epochs < min_epochs) and epochs < max_epochs:
+        epochs += 1
+        changed = False
+        for t in range(n):
+            # no exception for x = 0: its constraint y b >= 1 is on the bias
+            if y[t] * (beta @ Kt[:, t] + b) < 1.0 - delta:
+                new_pos, new_neg = (t, neg) if y[t] > 0 else (pos, t)
+                if new_pos is None or new_neg is None:
+                    beta, b = np.zeros(n), float(y[t])
+                else:
+                    z = np.zeros(n)
+                    z[new_pos] += 0.5
+                    z[new_neg] -= 0.5
+                    Z = z @ Kt @ z
+                    if Z <= 1e-15 * (Kt[new_pos, new_pos] + Kt[new_neg, new_neg]):
+                        counts[-1] += 1
+                        continue
+                    W = beta @ Kt @ beta
+                    m = beta @ Kt @ z
+                    if W == 0.0 or m >= Z * W:
+                        beta = z / Z
+                    else:
+                        a, c = np.linalg.solve([[W, m], [m, Z]], [W, 1.0])
+                        beta = a * beta + c * z
+                    b = -(beta @ Kt[:, new_pos] + beta @ Kt[:, new_neg]) / 2
+                pos, neg = new_pos, new_neg
+                hyps.append((beta, b))
+                counts.append(0)
+                changed = True
+            counts[-1] += 1
+    return hyps, counts, epochs, not changed
+
+
+def kernel_pumma_scores(runs, K_test, output):
+    """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)`` (no lam)."""
+    cols = []
+    for hyps, counts, *_ in runs:
+        values = [K_test @ beta + b for beta, b in hyps]
+        if output == "last":
+            cols.append(values[-1])
+        elif output == "avg":
+            cols.append(np.dot(counts, values) / sum(counts))
+        else:
+            cols.append(np.dot(counts, np.sign(values)) / sum(counts))
+    out = np.column_stack(cols)
+    return out.ravel() if out.shape[1] == 1 else out
+
+
+def ovr_until_quiet(binary, targets, max_epochs, **kwargs):
+    """One-vs-rest runs of a ``*_pumma_binary`` that all see the same epochs.
+
+    Every problem runs until an epoch passes in which no problem updates (or
+    ``max_epochs``), as the estimators do: those that stop updating earlier keep
+    seeing trials, which count for their final hypothesis.
+    """
+    first = [binary(t, max_epochs=max_epochs, **kwargs) for t in targets]
+    epochs = max(r[2] for r in first)
+    runs = [binary(t, max_epochs=epochs, min_epochs=epochs, **kwargs) for t in targets]
+    converged = all(r[3] for r in runs)
+    return runs, epochs, converged

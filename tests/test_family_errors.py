@@ -7,13 +7,24 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
 from marginkit import (
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
     MarginPerceptronClassifier,
     PerceptronClassifier,
     PUMMAClassifier,
     ROMMAClassifier,
 )
 
-ALL = [PerceptronClassifier, ROMMAClassifier, MarginPerceptronClassifier, PUMMAClassifier]
+ALL = [
+    PerceptronClassifier,
+    ROMMAClassifier,
+    MarginPerceptronClassifier,
+    PUMMAClassifier,
+    KernelPerceptronClassifier,
+    KernelROMMAClassifier,
+    KernelPUMMAClassifier,
+]
 
 
 @pytest.fixture
@@ -37,6 +48,11 @@ def data():
         (PUMMAClassifier, "delta", -0.1),
         (PUMMAClassifier, "lam", -1.0),
         (PUMMAClassifier, "max_epochs", 0),
+        (KernelPerceptronClassifier, "normalize", "yes"),
+        (KernelROMMAClassifier, "kernel", "sigmoid"),
+        (KernelPUMMAClassifier, "lam", -0.5),
+        (KernelPUMMAClassifier, "delta", 1.5),
+        (KernelPUMMAClassifier, "block_size", 0),
     ],
 )
 def test_invalid_parameters(data, cls, param, value):
@@ -61,8 +77,9 @@ def test_input_errors(data, cls):
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
         cls().partial_fit(X, y)
     clf.set_params(output="voted")
-    with pytest.raises(AttributeError, match="coef_ is not defined for output='voted'"):
-        clf.coef_
+    attribute = "dual_coef_" if hasattr(cls, "support_") else "coef_"
+    with pytest.raises(AttributeError, match=f"{attribute} is not defined for output='voted'"):
+        getattr(clf, attribute)
 
 
 def _fit_quietly(clf, X, y):
@@ -92,3 +109,13 @@ def test_zero_rows_never_update():
         clf = cls(n_epochs=3).fit(X, y)
         assert clf.n_corrections_ <= 2
         assert np.all(np.isfinite(clf.coef_))
+
+
+def test_kernel_pumma_warns_when_not_converged():
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([1, -1, -1, 1])
+    with pytest.warns(ConvergenceWarning, match="KernelPUMMAClassifier did not converge"):
+        clf = KernelPUMMAClassifier(kernel="linear", max_epochs=5).fit(X, y)
+    assert not clf.converged_ and clf.n_conflicts_ > 0
+    clf = KernelPUMMAClassifier(kernel="linear", lam=1.0).fit(X, y)
+    assert clf.converged_

@@ -3,7 +3,7 @@
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
 from .perceptron import KernelPerceptronClassifier, PerceptronClassifier
-from .pumma import PUMMAClassifier
+from .pumma import KernelPUMMAClassifier, PUMMAClassifier
 from .romma import KernelROMMAClassifier, ROMMAClassifier
 
 __version__ = "0.1.0"
@@ -12,6 +12,7 @@ __all__ = [
     "ALMAClassifier",
     "KernelALMAClassifier",
     "KernelPerceptronClassifier",
+    "KernelPUMMAClassifier",
     "KernelROMMAClassifier",
     "MarginPerceptronClassifier",
     "PerceptronClassifier",

@@ -123,7 +123,7 @@ def kernel_walk(
                         a = yt / s[c]
                     else:
                         # ROMMA (Li and Long, section 3): w' = c w + d y x with
-                        # w' . w = ||w||^2 and y w' . x = 1, so ||w'||^2 = c W + d
+                        # w' . w = ||w||^2 and y w' . x = 1
                         x2 = Gb[i, i]
                         W = norm2[c]
                         gap = x2 * W - m * m
@@ -134,7 +134,8 @@ def kernel_walk(
                             dd = W * (1.0 - m) / gap
                             s[c] *= cc
                             a = dd * yt / s[c]
-                            norm2[c] = cc * W + dd
+                            # ||c w + d y x||^2 of the coefficients as computed
+                            norm2[c] = cc * cc * W + 2.0 * cc * dd * m + dd * dd * x2
                         if reset:
                             if W > 0.0:
                                 _forget(

@@ -69,15 +69,16 @@ class KernelOnlineClassifier(OnlineClassifier):
             self.gamma_ = float(self.gamma)
         self._fold_below = FOLD_BELOW
         kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
-        rule = self._rule_args()[0]
-        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
-        self._kstate = KernelState(
-            X.shape[1], self._n_problems, sp.issparse(X), kernel, forgets=forgets
-        )
+        self._kstate = self._new_state(X, kernel)
         self.n_corrections_per_class_ = np.zeros(self._n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
+
+    def _new_state(self, X, kernel):
+        rule = self._rule_args()[0]
+        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
+        return KernelState(X.shape[1], self._n_problems, sp.issparse(X), kernel, forgets=forgets)
 
     def _instance_norms(self, X):
         """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""

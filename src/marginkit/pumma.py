@@ -4,6 +4,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -12,6 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 from . import _linear as L
 from . import _pumma as K
 from ._base import OnlineLinearClassifier, _Batch
+from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
+from ._pumma_engine import PairState, train_pairs
 from ._state import PNormState, _resized
 
 
@@ -116,10 +119,11 @@ class PUMMAClassifier(OnlineLinearClassifier):
     n_updates_ : int
         Updates over all binary problems (``n_corrections_`` is the same number).
     n_corrections_per_class_ : ndarray of shape (n_problems,)
-    n_epochs_ : ndarray of shape (n_problems,)
-        Epochs of :meth:`fit` (and calls of :meth:`partial_fit`) per binary problem.
+    n_epochs_ : int
+        Epochs of :meth:`fit` (and calls of :meth:`partial_fit`). Every one-vs-rest
+        problem sees all of them, also after it stopped updating.
     converged_ : bool
-        Whether every binary problem ended with an epoch without update.
+        Whether the last epoch made no update in any binary problem.
     n_conflicts_ : int
         Trials skipped because the example equalled the stored example of the other
         class (possible only with ``lam = 0``, on data that no hyperplane separates).
@@ -190,7 +194,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
         super()._initialise(X)
         d = X.shape[1]
         self._states = [PUMMAState(d, self.p_) for _ in range(self._n_problems)]
-        self.n_epochs_ = np.zeros(self._n_problems, dtype=np.int64)
+        self.n_epochs_ = 0
         self.converged_ = False
         self._work = _Work(d)
 
@@ -260,22 +264,23 @@ class PUMMAClassifier(OnlineLinearClassifier):
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         batch = _Batch(X, self.p_, 0.0)
-        converged = []
-        with self._progress(self.max_epochs * self._n_problems, "epoch") as bar:
-            for j, y_pm in enumerate(self._targets(y)):
-                state = self._states[j]
-                slack = state.new_data(n)
-                done = False
-                while not done and self.n_epochs_[j] < self.max_epochs:
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
+        targets = self._targets(y)
+        slacks = [state.new_data(n) for state in self._states]
+        done = False
+        with self._progress(self.max_epochs, "epoch") as bar:
+            # every one-vs-rest problem sees the same epochs, until none updates
+            while not done and self.n_epochs_ < self.max_epochs:
+                order = rng.permutation(n) if self.shuffle else np.arange(n)
+                done = True
+                for state, y_pm, slack in zip(self._states, targets, slacks, strict=True):
                     updates, conflicts = self._run_pumma(state, batch, y_pm, order, slack)
-                    self.n_epochs_[j] += 1
-                    bar.update(1)
-                    done = updates == 0 and conflicts == 0
-                converged.append(done)
-                self.margin_[j] = self._training_margin(state, X, y_pm, slack)
+                    done = done and updates == 0 and conflicts == 0
+                self.n_epochs_ += 1
+                bar.update(1)
+        for j, (state, y_pm, slack) in enumerate(zip(self._states, targets, slacks, strict=True)):
+            self.margin_[j] = self._training_margin(state, X, y_pm, slack)
         self._update_counts()
-        self.converged_ = bool(all(converged))
+        self.converged_ = done
         if not self.converged_:
             warnings.warn(
                 f"PUMMAClassifier did not converge within max_epochs={self.max_epochs} "
@@ -306,7 +311,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
         for j, y_pm in enumerate(self._targets(y)):
             state = self._states[j]
             self._run_pumma(state, batch, y_pm, order, state.new_data(X.shape[0]))
-            self.n_epochs_[j] += 1
+        self.n_epochs_ += 1
         self._update_counts()
         return self
 
@@ -358,3 +363,245 @@ class _Work:
         self.j_index = np.zeros(2 * d + 2, dtype=np.int64)
         self.j_theta = np.zeros(2 * d + 2)
         self.j_z = np.zeros(2 * d + 2)
+
+
+class KernelPUMMAClassifier(KernelOnlineClassifier):
+    __doc__ = f"""PUMMA_2(delta) in a reproducing kernel Hilbert space, with a bias.
+
+    The p = 2 algorithm of :class:`PUMMAClassifier` with inner products replaced by a
+    kernel (Ishibashi, Hatano and Takeda, COLT 2008): each update is
+    ``w' = c w + d z`` with ``z = (phi(x+) - phi(x-)) / 2`` and the bias
+    ``b = -(w . x+ + w . x-) / 2``. The hypothesis is a sum over *pairs*
+    ``s sum_k a_k (phi(p_k) - phi(n_k)) / 2`` whose coefficients never change once
+    made, so training runs on a blocked exact engine like that of
+    :class:`~marginkit.KernelALMAClassifier`: per block, kernel rows against the pairs
+    and a compiled walk. The 2-norm soft margin ``K(x_i, x_j) + lam [i = j]`` costs
+    one number per training example. The updates are those of the plain per-example
+    algorithm.
+
+    Parameters
+    ----------
+    delta : float in [0, 1), default=0.1
+        The final margin is at least ``(1 - delta)`` times the best.
+    lam : float >= 0, default=0.0
+        The 2-norm soft margin; 0 is the hard margin.
+    max_epochs : int >= 1, default=1000
+        :meth:`fit` passes over the data until an epoch makes no update, or this many.
+    output : {{"last", "avg", "voted"}}, default="last"
+    shuffle : bool, default=False
+    random_state : int, RandomState instance or None, default=None
+    {KERNEL_DOC}
+    verbose : int, default=0
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    support_ : ndarray of shape (2 n_pairs,)
+        Positions in the training stream of the x+ then the x- of every pair.
+    support_vectors_ : ndarray or sparse matrix of shape (2 n_pairs, n_features)
+    dual_coef_ : ndarray of shape (n_problems, 2 n_pairs)
+        Coefficients of the ``output`` hypothesis on ``K(support_vectors_, x)``.
+    intercept_ : ndarray of shape (n_problems,)
+    n_updates_ : int
+    n_corrections_per_class_ : ndarray of shape (n_problems,)
+    n_epochs_ : int
+        Epochs of :meth:`fit` (and calls of :meth:`partial_fit`), seen by every
+        one-vs-rest problem.
+    converged_ : bool
+        Whether the last epoch made no update in any binary problem.
+    n_conflicts_ : int
+    margin_ : ndarray of shape (n_problems,)
+        After :meth:`fit`: ``min_i y_i (w . phi(x_i) + b) / ||w||`` on the training data
+        (in the soft-margin space when ``lam > 0``).
+    n_trials_ : int
+    n_kernel_evaluations_ : int
+    gamma_ : float
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from marginkit import KernelPUMMAClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2))
+    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
+    >>> clf = KernelPUMMAClassifier(kernel="rbf", gamma=1.0, lam=0.1).fit(X, y)
+    >>> bool(clf.converged_), clf.score(X, y)
+    (True, 1.0)
+    """
+
+    _parameter_constraints: dict = {
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k != "n_epochs"},
+        "normalize": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        *,
+        delta=0.1,
+        lam=0.0,
+        max_epochs=1000,
+        output="last",
+        shuffle=False,
+        random_state=None,
+        kernel="rbf",
+        degree=3,
+        gamma="scale",
+        coef0=1.0,
+        normalize=False,
+        block_size=256,
+        cache_size=200,
+        verbose=0,
+    ):
+        self.delta = delta
+        self.lam = lam
+        self.max_epochs = max_epochs
+        self.output = output
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.kernel = kernel
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.normalize = normalize
+        self.block_size = block_size
+        self.cache_size = cache_size
+        self.verbose = verbose
+
+    def _rule_args(self):
+        return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
+
+    def _new_state(self, X, kernel):
+        self.n_epochs_ = 0
+        self.converged_ = False
+        return PairState(X.shape[1], self._n_problems, sp.issparse(X), kernel, self.normalize)
+
+    def _params(self):
+        return {
+            "delta": float(self.delta),
+            "lam": float(self.lam),
+            "block_size": int(self.block_size),
+            "fold_below": self._fold_below,
+        }
+
+    def _fit(self, X, y, callback=None):
+        X, y = self._validate_Xy(X, y, reset=True)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
+            )
+        self.classes_ = classes
+        self._initialise(X)
+        state = self._kstate
+        inv, sq = self._instance_norms(X)
+        Y = np.column_stack(self._targets(y))
+        n = X.shape[0]
+        rng = check_random_state(self.random_state)
+        cache = None
+        if self.max_epochs > 1 and n * (Y.shape[1] + 1) * 8 <= self.cache_size * 2**20:
+            cache = (np.zeros((n, Y.shape[1])), np.zeros(n, dtype=np.int64))
+        slack = np.zeros((n, Y.shape[1]))
+        state.new_data()
+        done = False
+        with self._progress(self.max_epochs, "epoch") as bar:
+            while not done and self.n_epochs_ < self.max_epochs:
+                order = rng.permutation(n) if self.shuffle else np.arange(n)
+                updates, conflicts = train_pairs(
+                    state, X, inv, sq, Y, order, slack, self._params(), cache
+                )
+                self.n_epochs_ += 1
+                bar.update(1)
+                done = updates == 0 and conflicts == 0
+        state.n_seen += n
+        self.converged_ = done
+        self._update_counts()
+        # the training margin, slack coordinates included
+        f = state.scores(X, inv, sq, "last") + self.lam * state.s * slack
+        norm = np.sqrt(state.norm2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.margin_ = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
+        if not done:
+            warnings.warn(
+                f"KernelPUMMAClassifier did not converge within max_epochs={self.max_epochs} "
+                f"epochs: an epoch still made updates. The data may not be separable in the "
+                f"kernel's space (lam={self.lam}); a soft margin lam > 0 makes any data "
+                "separable. Increase max_epochs or lam.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if callback is not None:
+            callback(self, self.n_epochs_ - 1)
+        return self
+
+    def _passes(self, X, y, orders, callback):
+        # partial_fit: one pass; the rows are new examples
+        state = self._kstate
+        inv, sq = self._instance_norms(X)
+        Y = np.column_stack(self._targets(y))
+        state.new_data()
+        slack = np.zeros((X.shape[0], Y.shape[1]))
+        order = np.ascontiguousarray(orders[0], dtype=np.int64)
+        train_pairs(state, X, inv, sq, Y, order, slack, self._params())
+        state.n_seen += X.shape[0]
+        self.n_epochs_ += 1
+        self._update_counts()
+        return self
+
+    def _update_counts(self):
+        state = self._kstate
+        self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
+        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        self.n_updates_ = self.n_corrections_
+        self.n_conflicts_ = int(state.conflicts.sum())
+        self.n_trials_ = state.n_trials
+        self.n_kernel_evaluations_ = state.n_kernel_evals
+
+    def decision_function(self, X):
+        """``w . phi(x) + b`` of the ``output`` hypothesis (the vote for ``"voted"``).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self, "_kstate")
+        self._validate_params()
+        X = self._validate_X(X, reset=False)
+        inv, sq = self._instance_norms(X)
+        scores = self._kstate.scores(X, inv, sq, self.output)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    @property
+    def intercept_(self):
+        check_is_fitted(self, "_kstate")
+        if self.output == "voted":
+            raise AttributeError(
+                "intercept_ is not defined for output='voted' (a vote of hypotheses)"
+            )
+        return self._kstate.coefficients(self.output)[1]
+
+    @property
+    def support_(self):
+        check_is_fitted(self, "_kstate")
+        m = self._kstate.m
+        return np.concatenate([self._kstate.index_p[:m], self._kstate.index_n[:m]])
+
+    @property
+    def support_vectors_(self):
+        check_is_fitted(self, "_kstate")
+        st = self._kstate
+        pos, neg = st.POS.view(0, st.m), st.NEG.view(0, st.m)
+        return sp.vstack([pos, neg], format="csr") if st.POS.sparse else np.vstack([pos, neg])
+
+    @property
+    def dual_coef_(self):
+        check_is_fitted(self, "_kstate")
+        if self.output == "voted":
+            raise AttributeError(
+                "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
+            )
+        coef = self._kstate.coefficients(self.output)[0]
+        return np.hstack([0.5 * coef.T, -0.5 * coef.T])

@@ -1,0 +1,578 @@
+"""Kernel PUMMA_2(delta) on the blocked engine (Ishibashi, Hatano and Takeda, COLT 2008).
+
+At p = 2 an update of PUMMA is w' = c w + d z with z = (phi(x+) - phi(x-)) / 2 (see
+:mod:`marginkit._pumma`). The store here holds those *pairs*: atom k is the vector
+``z_k = (phi(p_k) - phi(n_k)) / 2`` with a coefficient that never changes after it is
+appended, so that, as for kernel ALMA (:mod:`marginkit._engine`), a block of examples is
+processed with one product of kernel rows against the atoms and a compiled walk that
+adds the atoms made inside the block to the examples after them. Kernel rows of a pair
+are the difference of two kernel rows; the current x+ and x- of every problem, when
+they come from before the block, get one kernel column each per block.
+
+With the 2-norm soft margin, ``K(x_i, x_j) + lam [i = j]``, the score of training row i
+has one more term, ``lam * slack[i]``: the sum of the coefficients of the atoms in
+which row i is x+ (plus half of each) or x- (minus half). ``w . x+`` and ``w . x-``,
+which give the bias, are carried along as sums over the atoms (each new atom adds
+one known kernel value to them), so no kernel sum beyond the margins is needed.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._engine import FLUSH_RATIO, RowStore, _grow
+
+
+@njit(cache=True, nogil=True)
+def _kernel_to(Gb, k0, handle, i2, c):
+    """K(x_i2, v) for the stored vector ``v`` of a handle: an in-block row or k0's column."""
+    return Gb[handle, i2] if handle >= 0 else k0[i2, c]
+
+
+@njit(cache=True, nogil=True)
+def pumma_walk(
+    start,
+    F,
+    Gb,
+    Y,
+    rows,
+    kpos0,
+    kneg0,
+    slack,
+    lam,
+    delta,
+    fold_below,
+    s,
+    norm2,
+    k,
+    T,
+    Tb,
+    bias,
+    Gp,
+    Gn,
+    slp,
+    sln,
+    seen,
+    pos_blk,
+    neg_blk,
+    pos_row,
+    neg_row,
+    pos_diag,
+    neg_diag,
+    conflicts,
+    hcount,
+    at_class,
+    at_pos,
+    at_neg,
+    at_coef,
+    at_v,
+    at_tins,
+    at_acc,
+    at_beta,
+    at_reset,
+    n_at,
+    f_seen,
+    A_old,
+    T_old,
+    acc_old,
+    mask_old,
+    cache_P,
+):
+    """Walk rows ``start..b-1`` of a block through PUMMA_2(delta), every problem.
+
+    ``F[i, c]``: the margin sum of row i over the atoms stored before the block (no
+    slack term); ``Gb``: the in-block Gram (kernel, normalised or not, without lam);
+    ``kpos0[:, c]``, ``kneg0[:, c]``: kernel columns of the x+ and x- problem c had
+    at the start of the block. ``pos_blk[c]`` is the in-block row holding x+ (-1: the
+    one from before the block); ``pos_row[c]`` its row in the data (-1: earlier data).
+    Atoms made in the block are appended to the ``at_*`` arrays (``n_at[0]`` of them).
+    Returns the row reached: b, or the row after an update that took some ``s_c``
+    outside ``[fold_below, 1 / fold_below]``.
+    """
+    b, n_classes = F.shape
+    for i in range(start, b):
+        for c in range(n_classes):
+            f_seen[i, c] = F[i, c]
+        fold = False
+        r = rows[i]
+        for c in range(n_classes):
+            # every row takes part, x = 0 too: its constraint is y b >= 1
+            yt = Y[i, c]
+            score = s[c] * (F[i, c] + lam * slack[r, c])
+            if yt * (score + bias[c]) < 1.0 - delta:
+                mine = 1 if yt > 0 else 2
+                a = 0.0
+                made = False
+                fresh = False
+                if (seen[c] | mine) != 3:
+                    # one class so far: w = 0 and b = y; the example is stored
+                    seen[c] |= mine
+                    if yt > 0:
+                        pos_blk[c] = i
+                        pos_row[c] = r
+                        pos_diag[c] = Gb[i, i]
+                        Gp[c] = F[i, c]
+                        slp[c] = slack[r, c]
+                    else:
+                        neg_blk[c] = i
+                        neg_row[c] = r
+                        neg_diag[c] = Gb[i, i]
+                        Gn[c] = F[i, c]
+                        sln[c] = slack[r, c]
+                    bias[c] = yt
+                    p_h = i
+                    n_h = i
+                    made = True
+                    fresh = True
+                else:
+                    # margin sums in coefficient units (w = s sum_k a_k z_k): the
+                    # new example's from F, the kept one's carried along
+                    if yt > 0:
+                        p_h = i
+                        n_h = neg_blk[c]
+                        kpn = _kernel_to(Gb, kneg0, n_h, i, c)
+                        kpp = Gb[i, i]
+                        knn = neg_diag[c]
+                        gp, sp_, gn, sn = F[i, c], slack[r, c], Gn[c], sln[c]
+                    else:
+                        n_h = i
+                        p_h = pos_blk[c]
+                        kpn = _kernel_to(Gb, kpos0, p_h, i, c)
+                        kpp = pos_diag[c]
+                        knn = Gb[i, i]
+                        gp, sp_, gn, sn = Gp[c], slp[c], F[i, c], slack[r, c]
+                    Z = 0.25 * (kpp + lam - 2.0 * kpn + knn + lam)  # ||z||^2
+                    if Z <= 1e-15 * (kpp + knn + 2.0 * lam):
+                        # x equals the stored example of the other class
+                        conflicts[c] += 1
+                    else:
+                        seen[c] |= mine
+                        if yt > 0:
+                            pos_blk[c] = i
+                            pos_row[c] = r
+                            pos_diag[c] = Gb[i, i]
+                        else:
+                            neg_blk[c] = i
+                            neg_row[c] = r
+                            neg_diag[c] = Gb[i, i]
+                        W = norm2[c]
+                        mz = 0.5 * s[c] * (gp + lam * sp_ - gn - lam * sn)  # w . z
+                        gap = Z * W - mz * mz
+                        if W <= 0.0 or mz >= Z * W or gap <= 1e-12 * Z * W:
+                            # only z . w' >= 1 binds: w' = z / ||z||^2
+                            if W > 0.0:
+                                _forget_pair(
+                                    c, i, s, T, F, f_seen, slack, at_class, at_coef,
+                                    at_tins, at_acc, n_at, A_old, T_old, acc_old,
+                                    mask_old, cache_P,
+                                )
+                            gp = gn = sp_ = sn = 0.0
+                            fresh = True
+                            dd = 1.0 / Z
+                            s[c] = 1.0
+                            norm2[c] = dd
+                        else:
+                            cc = (Z * W - mz) / gap
+                            dd = W * (1.0 - mz) / gap
+                            s[c] *= cc
+                            # ||c w + d z||^2 of the coefficients as computed
+                            norm2[c] = cc * cc * W + 2.0 * cc * dd * mz + dd * dd * Z
+                        a = dd / s[c]
+                        for i2 in range(i + 1, b):
+                            kp = _kernel_to(Gb, kpos0, p_h, i2, c)
+                            kn = _kernel_to(Gb, kneg0, n_h, i2, c)
+                            F[i2, c] += 0.5 * a * (kp - kn)
+                        if pos_row[c] >= 0:
+                            slack[pos_row[c], c] += 0.5 * a
+                        if neg_row[c] >= 0:
+                            slack[neg_row[c], c] -= 0.5 * a
+                        Gp[c] = gp + 0.5 * a * (kpp - kpn)
+                        Gn[c] = gn + 0.5 * a * (kpn - knn)
+                        slp[c] = sp_ + 0.5 * a
+                        sln[c] = sn - 0.5 * a
+                        P = s[c] * (Gp[c] + lam * slp[c])
+                        N = s[c] * (Gn[c] + lam * sln[c])
+                        bias[c] = -0.5 * (P + N)
+                        made = True
+                        if s[c] < fold_below or s[c] * fold_below > 1.0:
+                            fold = True
+                if made:
+                    j = n_at[0]
+                    at_class[j] = c
+                    at_pos[j] = p_h
+                    at_neg[j] = n_h
+                    at_coef[j] = a
+                    at_v[j] = a
+                    at_tins[j] = T[c]
+                    at_acc[j] = 0.0
+                    at_beta[j] = bias[c] / s[c]
+                    at_reset[j] = fresh
+                    n_at[0] = j + 1
+                    k[c] += 1
+            hcount[k[c] - 1, c] += 1
+            T[c] += s[c]
+            Tb[c] += bias[c]
+        if fold:
+            return i + 1
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _forget_pair(
+    c, i, s, T, F, f_seen, slack, at_class, at_coef, at_tins, at_acc, n_at, A_old, T_old,
+    acc_old, mask_old, cache_P,
+):
+    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
+    for j in range(A_old.shape[0]):
+        if mask_old[j, c]:
+            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
+        T_old[j, c] = 0.0
+        A_old[j, c] = 0.0
+    for j in range(n_at[0]):
+        if at_class[j] == c:
+            at_acc[j] += at_coef[j] * (T[c] - at_tins[j])
+            at_tins[j] = 0.0
+            at_coef[j] = 0.0
+    T[c] = 0.0
+    for i2 in range(F.shape[0]):
+        F[i2, c] = 0.0
+        if i2 <= i:
+            f_seen[i2, c] = 0.0
+    for r in range(slack.shape[0]):
+        slack[r, c] = 0.0
+    for r in range(cache_P.shape[0]):
+        cache_P[r, c] = 0.0
+
+
+class PairState:
+    """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
+
+    def __init__(self, n_features, n_problems, sparse, kernel, normalize):
+        self.kernel = kernel
+        self.normalize = normalize
+        self.n_problems = C = n_problems
+        self.POS = RowStore(n_features, sparse)
+        self.NEG = RowStore(n_features, sparse)
+        cap = 256
+        self.inv_p = np.zeros(cap)
+        self.inv_n = np.zeros(cap)
+        self.sq_p = np.zeros(cap)
+        self.sq_n = np.zeros(cap)
+        self.index_p = np.zeros(cap, dtype=np.int64)
+        self.index_n = np.zeros(cap, dtype=np.int64)
+        self.A = np.zeros((cap, C))
+        self.V = np.zeros((cap, C))
+        self.beta = np.zeros((cap, C))
+        self.T_ins = np.zeros((cap, C))
+        self.acc = np.zeros((cap, C))
+        self.mask = np.zeros((cap, C), dtype=bool)
+        self.reset = np.zeros((cap, C), dtype=bool)
+        self.hcount = np.zeros((cap + 1, C), dtype=np.int64)
+        self.s = np.ones(C)
+        self.norm2 = np.zeros(C)
+        self.k = np.ones(C, dtype=np.int64)
+        self.T = np.zeros(C)
+        self.Tb = np.zeros(C)
+        self.bias = np.zeros(C)
+        # margin sums of the current x+ and x- over the atoms, and their slack
+        # coordinates, in coefficient units (w = s sum_k A_k z_k)
+        self.Gp = np.zeros(C)
+        self.Gn = np.zeros(C)
+        self.slp = np.zeros(C)
+        self.sln = np.zeros(C)
+        self.seen = np.zeros(C, dtype=np.int64)
+        self.pos_row = np.full(C, -1, dtype=np.int64)
+        self.neg_row = np.full(C, -1, dtype=np.int64)
+        self.pos_diag = np.zeros(C)
+        self.neg_diag = np.zeros(C)
+        self.conflicts = np.zeros(C, dtype=np.int64)
+        # the current x+ and x- of every problem: (atom, store) they were copied into
+        self.pos_ref = [None] * C
+        self.neg_ref = [None] * C
+        self.n_trials = 0
+        self.n_seen = 0
+        self.n_kernel_evals = 0
+
+    @property
+    def m(self):
+        return self.POS.n
+
+    @property
+    def n_corrections(self):
+        return self.k - 1
+
+    def reserve(self, extra):
+        need = self.m + extra
+        if need > self.A.shape[0]:
+            for name in (
+                "inv_p", "inv_n", "sq_p", "sq_n", "index_p", "index_n", "A", "V", "beta",
+                "T_ins", "acc", "mask", "reset",
+            ):
+                setattr(self, name, _grow(getattr(self, name), need))
+        if need + 1 > self.hcount.shape[0]:
+            self.hcount = _grow(self.hcount, need + 1)
+
+    def new_data(self):
+        """Rows of new data are new examples: no row holds an x+ or x- any more."""
+        self.pos_row[:] = -1
+        self.neg_row[:] = -1
+
+    # -- kernel rows -------------------------------------------------------------------
+    def pair_rows(self, X, inv_x, sq_x, lo, hi):
+        """(K(X, p_k) - K(X, n_k)) / 2 for atoms lo..hi-1."""
+        Kp = self.kernel.normalised(
+            X, self.POS.view(lo, hi), inv_x, self.inv_p[lo:hi], sq_x,
+            self.sq_p[lo:hi] if self.kernel.needs_norms else None,
+        )
+        Kn = self.kernel.normalised(
+            X, self.NEG.view(lo, hi), inv_x, self.inv_n[lo:hi], sq_x,
+            self.sq_n[lo:hi] if self.kernel.needs_norms else None,
+        )
+        Kp -= Kn
+        Kp *= 0.5
+        return Kp
+
+    def columns(self, Xb, inv_b, sq_b, refs):
+        """K(Xb, v_c) for the stored vector v_c of every problem (zeros where none)."""
+        out = np.zeros((Xb.shape[0], self.n_problems))
+        for c, ref in enumerate(refs):
+            if ref is None:
+                continue
+            store, j = ref
+            rows = self.POS if store == 0 else self.NEG
+            inv = (self.inv_p if store == 0 else self.inv_n)[j : j + 1]
+            sq = (self.sq_p if store == 0 else self.sq_n)[j : j + 1]
+            out[:, c] = self.kernel.normalised(
+                Xb, rows.view(j, j + 1), inv_b, inv, sq_b,
+                sq if self.kernel.needs_norms else None,
+            )[:, 0]
+            self.n_kernel_evals += Xb.shape[0]
+        return out
+
+    # -- numerical housekeeping ----------------------------------------------------------
+    def flush(self, c, extra=None):
+        """Close the averaging intervals of problem c; T_c restarts from 0."""
+        m = self.m
+        self.acc[:m, c] += self.A[:m, c] * (self.T[c] - self.T_ins[:m, c]) * self.mask[:m, c]
+        self.T_ins[:m, c] = 0.0
+        if extra is not None:
+            coef, tins, acc, sel = extra
+            acc[sel] += coef[sel] * (self.T[c] - tins[sel])
+            tins[sel] = 0.0
+        self.T[c] = 0.0
+
+    # -- outputs -----------------------------------------------------------------------
+    def coefficients(self, output):
+        m = self.m
+        if output == "last":
+            return self.A[:m] * self.s[None, :], self.bias.copy()
+        total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
+        n = max(self.n_trials, 1)
+        return total / n, self.Tb / n
+
+    def scores(self, X, inv_x, sq_x, output, max_elems=1 << 23):
+        n = X.shape[0]
+        out = np.zeros((n, self.n_problems))
+        m = self.m
+        trials = max(self.n_trials, 1)
+        if output != "voted":
+            coef, intercept = self.coefficients(output)
+            out += intercept
+            if m:
+                step = max(1, max_elems // m)
+                for lo in range(0, n, step):
+                    hi = min(n, lo + step)
+                    K = self.pair_rows(X[lo:hi], inv_x[lo:hi], _part(sq_x, lo, hi), 0, m)
+                    out[lo:hi] += K @ coef
+            return out
+        step = max(1, max_elems // max(m, 1))
+        for lo in range(0, n, step):
+            hi = min(n, lo + step)
+            K = self.pair_rows(X[lo:hi], inv_x[lo:hi], _part(sq_x, lo, hi), 0, m)
+            for c in range(self.n_problems):
+                idx = np.flatnonzero(self.mask[:m, c])
+                if idx.size == 0:
+                    continue
+                prefix = np.cumsum(K[:, idx] * self.V[idx, c], axis=1)
+                fresh = self.reset[idx, c]
+                start = np.maximum.accumulate(np.where(fresh, np.arange(idx.size), 0))
+                before = np.where(start > 0, start - 1, 0)
+                prefix = prefix - np.where(start > 0, prefix[:, before], 0.0)
+                counts = self.hcount[1 : idx.size + 1, c].astype(float)
+                out[lo:hi, c] = np.sign(prefix + self.beta[idx, c]) @ counts / trials
+        return out
+
+
+def _part(a, lo, hi):
+    return None if a is None else a[lo:hi]
+
+
+def train_pairs(state, X, inv_x, sq_x, Y, order, slack, params, cache=None, progress=None):
+    """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
+
+    ``inv_x`` is 1 / sqrt(K(x, x)) when normalised, else 1 (0 where K(x, x) = 0; such
+    a row is the zero vector, whose constraint y b >= 1 still counts); ``slack`` the
+    (n, C) soft-margin sums of the rows of X; ``cache`` None or (P, seen) as in
+    :func:`marginkit._engine.train_blocks`. Returns the updates and conflicts made.
+    """
+    delta, lam = params["delta"], params["lam"]
+    b_max, fold_below = params["block_size"], params["fold_below"]
+    C = state.n_problems
+    updates0 = state.n_corrections.sum()
+    conflicts0 = state.conflicts.sum()
+    for lo in range(0, order.shape[0], b_max):
+        rows = order[lo : lo + b_max]
+        b = rows.shape[0]
+        Xb = X[rows]
+        inv_b = inv_x[rows]
+        sq_b = None if sq_x is None else sq_x[rows]
+        m0 = state.m
+        state.reserve(b * C)
+        F = np.zeros((b, C))
+        if cache is not None:
+            Pc, seen_c = cache
+            first = seen_c[rows]
+            col0 = int(first.min()) if b else m0
+        else:
+            first = None
+            col0 = 0
+        if m0 > col0:
+            K = state.pair_rows(Xb, inv_b, sq_b, col0, m0)
+            if first is not None and (first > col0).any():
+                K[np.arange(m0 - col0)[None, :] < (first - col0)[:, None]] = 0.0
+            F = K @ state.A[col0:m0]
+            state.n_kernel_evals += 2 * b * (m0 - col0)
+        if first is not None:
+            known = first > 0
+            F[known] += Pc[rows[known]]
+        Gb = state.kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
+        state.n_kernel_evals += b * b
+        kpos0 = state.columns(Xb, inv_b, sq_b, state.pos_ref)
+        kneg0 = state.columns(Xb, inv_b, sq_b, state.neg_ref)
+        pos_blk = np.full(C, -1, dtype=np.int64)
+        neg_blk = np.full(C, -1, dtype=np.int64)
+        cap = b * C
+        at_class = np.zeros(cap, dtype=np.int64)
+        at_pos = np.zeros(cap, dtype=np.int64)
+        at_neg = np.zeros(cap, dtype=np.int64)
+        at_coef = np.zeros(cap)
+        at_v = np.zeros(cap)
+        at_tins = np.zeros(cap)
+        at_acc = np.zeros(cap)
+        at_beta = np.zeros(cap)
+        at_reset = np.zeros(cap, dtype=np.bool_)
+        n_at = np.zeros(1, dtype=np.int64)
+        f_seen = np.empty((b, C))
+        Y_b = Y[rows]
+        cache_P = cache[0] if cache is not None else np.zeros((0, C))
+        pos = 0
+        while pos < b:
+            pos = pumma_walk(
+                pos, F, Gb, Y_b, rows, kpos0, kneg0, slack, lam, delta, fold_below,
+                state.s, state.norm2, state.k, state.T, state.Tb, state.bias, state.Gp,
+                state.Gn, state.slp, state.sln, state.seen, pos_blk, neg_blk, state.pos_row,
+                state.neg_row, state.pos_diag, state.neg_diag, state.conflicts, state.hcount,
+                at_class, at_pos, at_neg, at_coef, at_v, at_tins, at_acc, at_beta, at_reset, n_at,
+                f_seen, state.A[:m0], state.T_ins[:m0], state.acc[:m0], state.mask[:m0],
+                cache_P,
+            )
+            na = int(n_at[0])
+            for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
+                sel = at_class[:na] == c
+                state.flush(c, (at_coef[:na], at_tins[:na], at_acc[:na], sel))
+                f = state.s[c]
+                state.A[:m0, c] *= f
+                state.V[:m0, c] *= f
+                state.beta[:m0, c] *= f
+                at_coef[:na][sel] *= f
+                at_v[:na][sel] *= f
+                at_beta[:na][sel] *= f
+                F[pos:, c] *= f
+                f_seen[:pos, c] *= f
+                slack[:, c] *= f
+                for v in (state.Gp, state.Gn, state.slp, state.sln):
+                    v[c] *= f
+                if cache is not None:
+                    cache[0][:, c] *= f
+                state.s[c] = 1.0
+        na = int(n_at[0])
+        for c in range(C):
+            if state.s[c] < FLUSH_RATIO * state.T[c]:
+                state.flush(c, (at_coef[:na], at_tins[:na], at_acc[:na], at_class[:na] == c))
+        if cache is not None:
+            # margin sums over the atoms stored before each row's trial
+            # atom j was made at row max(at_pos[j], at_neg[j]) (its newer example)
+            made_at = np.maximum(at_pos[:na], at_neg[:na])
+            made_before = np.searchsorted(made_at, np.arange(b))
+            cache[0][rows] = f_seen
+            cache[1][rows] = m0 + made_before
+        if na:
+            _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class[:na], at_pos[:na],
+                         at_neg[:na], at_coef[:na], at_v[:na], at_tins[:na], at_acc[:na],
+                         at_beta[:na], at_reset[:na], pos_blk, neg_blk)
+        state.n_trials += b
+        if progress is not None:
+            progress(b)
+    return state.n_corrections.sum() - updates0, state.conflicts.sum() - conflicts0
+
+
+def _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class, at_pos, at_neg, at_coef, at_v,
+                 at_tins, at_acc, at_beta, at_reset, pos_blk, neg_blk):
+    """Append the block's atoms, in order, and point every problem at its x+ and x-."""
+    na = at_class.shape[0]
+    m0 = state.m
+    m1 = m0 + na
+    C = state.n_problems
+    for store, handles, inv, sq, index, refs in (
+        (state.POS, at_pos, state.inv_p, state.sq_p, state.index_p, state.pos_ref),
+        (state.NEG, at_neg, state.inv_n, state.sq_n, state.index_n, state.neg_ref),
+    ):
+        parts = []
+        for j in range(na):
+            h = handles[j]
+            if h >= 0:
+                parts.append((Xb[h : h + 1], inv_b[h], None if sq_b is None else sq_b[h],
+                              state.n_seen + lo + h))
+            else:
+                # the x+ / x- of this problem from before the block
+                ref_store, rj = refs[at_class[j]]
+                src = state.POS if ref_store == 0 else state.NEG
+                s_inv = state.inv_p if ref_store == 0 else state.inv_n
+                s_sq = state.sq_p if ref_store == 0 else state.sq_n
+                s_idx = state.index_p if ref_store == 0 else state.index_n
+                parts.append((src.view(rj, rj + 1), s_inv[rj], s_sq[rj], s_idx[rj]))
+        _append_rows(store, [p[0] for p in parts])
+        inv[m0:m1] = [p[1] for p in parts]
+        if sq_b is not None:
+            sq[m0:m1] = [p[2] for p in parts]
+        index[m0:m1] = [p[3] for p in parts]
+    state.A[m0:m1] = 0.0
+    state.V[m0:m1] = 0.0
+    state.beta[m0:m1] = 0.0
+    state.T_ins[m0:m1] = 0.0
+    state.acc[m0:m1] = 0.0
+    state.mask[m0:m1] = False
+    state.reset[m0:m1] = False
+    cols = np.arange(m0, m1)
+    state.A[cols, at_class] = at_coef
+    state.V[cols, at_class] = at_v
+    state.beta[cols, at_class] = at_beta
+    state.T_ins[cols, at_class] = at_tins
+    state.acc[cols, at_class] = at_acc
+    state.mask[cols, at_class] = True
+    state.reset[cols, at_class] = at_reset
+    # every problem's x+ / x- is now in the store: the last atom holding it
+    for c in range(C):
+        for handles, blk, refs, kind in ((at_pos, pos_blk, state.pos_ref, 0),
+                                         (at_neg, neg_blk, state.neg_ref, 1)):
+            if blk[c] >= 0:
+                js = np.flatnonzero(handles == blk[c])
+                refs[c] = (kind, m0 + int(js[-1]))
+
+
+def _append_rows(store, parts):
+    import scipy.sparse as sp
+
+    if store.sparse:
+        store.append(sp.vstack([sp.csr_matrix(p) for p in parts], format="csr"))
+    else:
+        store.append(np.vstack([np.asarray(p) for p in parts]))
