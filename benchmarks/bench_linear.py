@@ -1,10 +1,12 @@
-"""Training time per epoch and test error of marginkit's ALMA_p against its baselines.
+"""Training time per epoch and test error of marginkit's linear learners against baselines.
 
 One run, the same seeded data for every learner:
 
 * ``marginkit.ALMAClassifier`` (p = 2 with alpha = 1.0 and 0.9; p = 6 with the same
   two alphas), ``output="last"``; the ``"avg"`` and ``"voted"`` outputs are timed
   separately, as predictions on the test set of a model fitted once;
+* marginkit's Perceptron, ROMMA, aggressive ROMMA and PUMMA (p = 2, delta = 0.1), one
+  epoch each, timed the same way;
 * ``sklearn.linear_model.Perceptron``, one epoch (``max_iter=1, tol=None,
   shuffle=False``);
 * ``river.linear_model.ALMAClassifier`` (p = 2 only, pure Python), timed on a prefix
@@ -30,15 +32,17 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 
 import numpy as np
 import scipy
 import scipy.sparse as sp
 import sklearn
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron
 
 import marginkit
-from marginkit import ALMAClassifier
+from marginkit import ALMAClassifier, PerceptronClassifier, PUMMAClassifier, ROMMAClassifier
 
 SIZES = {
     "full": {
@@ -80,6 +84,13 @@ MARGINKIT_CONFIGS = [
     ("marginkit ALMA p=2 a=0.9", 2.0, 0.9),
     ("marginkit ALMA p=6 a=1.0", 6.0, 1.0),
     ("marginkit ALMA p=6 a=0.9", 6.0, 0.9),
+]
+# the rest of the family, one epoch each, output="last"
+FAMILY_CONFIGS = [
+    ("marginkit Perceptron", lambda: PerceptronClassifier()),
+    ("marginkit ROMMA", lambda: ROMMAClassifier()),
+    ("marginkit aggressive ROMMA", lambda: ROMMAClassifier(aggressive=True)),
+    ("marginkit PUMMA p=2 d=0.1 (1 epoch)", lambda: PUMMAClassifier(delta=0.1, max_epochs=1)),
 ]
 SKLEARN_LABEL = "sklearn Perceptron (1 epoch)"
 RIVER_LABEL = "river ALMA p=2 a=0.9 (extrap.)"
@@ -225,10 +236,17 @@ def bench_marginkit(X, y, X_test, y_test, repeat, n_voted):
     """
     X_voted = X_test[:n_voted]
     results = []
-    for label, p, alpha in MARGINKIT_CONFIGS:
+    configs = [
+        (label, lambda p=p, a=alpha: ALMAClassifier(p=p, alpha=a), {"p": p, "alpha": alpha})
+        for label, p, alpha in MARGINKIT_CONFIGS
+    ] + [(label, make, {}) for label, make in FAMILY_CONFIGS]
+    for label, make, extra in configs:
 
-        def fit(p=p, alpha=alpha):
-            return ALMAClassifier(p=p, alpha=alpha, output="last", n_epochs=1).fit(X, y)
+        def fit(make=make):
+            with warnings.catch_warnings():
+                # PUMMA is timed for one epoch: it warns that it did not converge
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                return make().fit(X, y)
 
         times, clf = timed(fit, repeat)
         outputs = {}
@@ -248,8 +266,7 @@ def bench_marginkit(X, y, X_test, y_test, repeat, n_voted):
                 outputs["last"]["test_error"],
                 n_corrections=int(clf.n_corrections_),
                 outputs=outputs,
-                p=p,
-                alpha=alpha,
+                **extra,
             )
         )
     return results
@@ -456,6 +473,18 @@ def ratios(results):
                 rows[label6]["best"] / rows[label2]["best"],
                 "<=",
                 3.0,
+            )
+        )
+    for data in ("dense", "sparse"):
+        rows = {r["label"]: r for r in results[data]["rows"]}
+        # the same algorithm, the same updates (sklearn's with eta0 = 1, no intercept);
+        # marginkit's also keeps what the avg and voted outputs need
+        out.append(
+            _ratio(
+                f"{data}: marginkit Perceptron / sklearn Perceptron",
+                rows["marginkit Perceptron"]["best"] / rows[SKLEARN_LABEL]["best"],
+                "<=",
+                1.5,
             )
         )
     for data in ("dense", "sparse"):
