@@ -51,6 +51,18 @@ def alma_binary(X, y, p, alpha, B, C, n_epochs=1):
     return hyps, counts
 
 
+def combine(values, counts, output):
+    """The 'last', 'avg' or 'voted' output from every hypothesis's values and counts.
+
+    avg: sum_k c_k v_k / sum_k c_k; voted: sum_k c_k sign(v_k) / sum_k c_k.
+    """
+    if output == "last":
+        return values[-1]
+    if output == "avg":
+        return sum(c * v for v, c in zip(values, counts, strict=True)) / sum(counts)
+    return sum(c * np.sign(v) for v, c in zip(values, counts, strict=True)) / sum(counts)
+
+
 def normalise(X, p):
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     norms = np.array([pnorm(x, p) for x in X])
@@ -87,16 +99,7 @@ def alma_scores(runs, X, p, output, R=None):
     if R is not None:
         X = augment(X, R)
     Xh = normalise(X, p)
-    cols = []
-    for hyps, counts in runs:
-        if output == "last":
-            cols.append(Xh @ hyps[-1])
-        elif output == "avg":
-            cols.append(Xh @ (sum(c * w for w, c in zip(hyps, counts, strict=True)) / sum(counts)))
-        else:
-            cols.append(
-                sum(c * np.sign(Xh @ w) for w, c in zip(hyps, counts, strict=True)) / sum(counts)
-            )
+    cols = [combine([Xh @ w for w in hyps], counts, output) for hyps, counts in runs]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -183,12 +186,7 @@ def kernel_alma_fit(X, y, kernel, alpha, B, C, n_epochs=1, gamma=1.0, degree=3, 
                 values = [
                     sum(b * row[j] for j, b in zip(s, beta, strict=True)) for s, beta in hyps
                 ]
-                if output == "last":
-                    col.append(values[-1])
-                elif output == "avg":
-                    col.append(np.dot(counts, values) / sum(counts))
-                else:
-                    col.append(np.dot(counts, np.sign(values)) / sum(counts))
+                col.append(combine(values, counts, output))
             cols.append(col)
         out = np.array(cols).T
         return out.ravel() if out.shape[1] == 1 else out
@@ -304,16 +302,7 @@ def linear_scores(runs, X, output, R=None):
     X = _dense(X)
     if R is not None:
         X = augment(X, R)
-    cols = []
-    for hyps, counts in runs:
-        if output == "last":
-            cols.append(X @ hyps[-1])
-        elif output == "avg":
-            cols.append(X @ (sum(c * w for w, c in zip(hyps, counts, strict=True)) / sum(counts)))
-        else:
-            cols.append(
-                sum(c * np.sign(X @ w) for w, c in zip(hyps, counts, strict=True)) / sum(counts)
-            )
+    cols = [combine([X @ w for w in hyps], counts, output) for hyps, counts in runs]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -393,17 +382,7 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100, min_epochs=1):
 def pumma_scores(runs, X, output):
     """w . x + b for the 'last', 'avg' or 'voted' hypothesis of each binary run."""
     X = _dense(X)
-    cols = []
-    for hyps, counts, *_ in runs:
-        values = [X @ w + b for w, b in hyps]
-        if output == "last":
-            cols.append(values[-1])
-        elif output == "avg":
-            cols.append(sum(c * v for v, c in zip(values, counts, strict=True)) / sum(counts))
-        else:
-            cols.append(
-                sum(c * np.sign(v) for v, c in zip(values, counts, strict=True)) / sum(counts)
-            )
+    cols = [combine([X @ w + b for w, b in hyps], counts, output) for hyps, counts, *_ in runs]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -462,15 +441,7 @@ def kernel_family_binary(K, y, rule, n_epochs=1):
 
 def kernel_family_scores(runs, K_test, output):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)``."""
-    cols = []
-    for hyps, counts in runs:
-        values = [K_test @ beta for beta in hyps]
-        if output == "last":
-            cols.append(values[-1])
-        elif output == "avg":
-            cols.append(np.dot(counts, values) / sum(counts))
-        else:
-            cols.append(np.dot(counts, np.sign(values)) / sum(counts))
+    cols = [combine([K_test @ beta for beta in hyps], counts, output) for hyps, counts in runs]
     out = np.column_stack(cols)
     return out.ravel() if out.shape[1] == 1 else out
 
@@ -524,15 +495,10 @@ def kernel_pumma_binary(K, y, delta, lam=0.0, max_epochs=100, min_epochs=1):
 
 def kernel_pumma_scores(runs, K_test, output):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)`` (no lam)."""
-    cols = []
-    for hyps, counts, *_ in runs:
-        values = [K_test @ beta + b for beta, b in hyps]
-        if output == "last":
-            cols.append(values[-1])
-        elif output == "avg":
-            cols.append(np.dot(counts, values) / sum(counts))
-        else:
-            cols.append(np.dot(counts, np.sign(values)) / sum(counts))
+    cols = [
+        combine([K_test @ beta + b for beta, b in hyps], counts, output)
+        for hyps, counts, *_ in runs
+    ]
     out = np.column_stack(cols)
     return out.ravel() if out.shape[1] == 1 else out
 

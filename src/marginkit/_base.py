@@ -149,6 +149,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         )
 
     def _fit(self, X, y, callback=None):
+        X, y = self._start_fit(X, y)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        orders = [
+            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self.n_epochs)
+        ]
+        return self._passes(X, y, orders, callback)
+
+    def _start_fit(self, X, y):
+        """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""
         X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
         if classes.shape[0] < 2:
@@ -157,12 +167,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             )
         self.classes_ = classes
         self._initialise(X)
-        rng = check_random_state(self.random_state)
-        n = X.shape[0]
-        orders = [
-            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self.n_epochs)
-        ]
-        return self._passes(X, y, orders, callback)
+        return X, y
 
     def _partial_fit(self, X, y, classes):
         first = not hasattr(self, self._state_attr)

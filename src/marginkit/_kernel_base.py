@@ -136,7 +136,9 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     # -- prediction ----------------------------------------------------------------
     def decision_function(self, X):
-        """``w . phi(x)`` for the ``output`` hypothesis (``phi_hat(x)`` when normalised).
+        """``w . phi(x)`` (plus the bias, for PUMMA) of the ``output`` hypothesis.
+
+        ``phi_hat(x) = phi(x) / ||phi(x)||`` in place of ``phi(x)`` when normalised.
 
         For ``"avg"`` the averaged vector is divided by the number of trials; for
         ``"voted"`` the value is ``sum_k c_k sign(w_k . x)`` over the trials.

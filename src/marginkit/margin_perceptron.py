@@ -137,14 +137,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.converged_ = False
 
     def _fit(self, X, y, callback=None):
-        X, y = self._validate_Xy(X, y, reset=True)
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
-            )
-        self.classes_ = classes
-        self._initialise(X)
+        X, y = self._start_fit(X, y)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)

@@ -252,14 +252,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
         )
 
     def _fit(self, X, y, callback=None):
-        X, y = self._validate_Xy(X, y, reset=True)
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
-            )
-        self.classes_ = classes
-        self._initialise(X)
+        X, y = self._start_fit(X, y)
         self.margin_ = np.zeros(self._n_problems)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
@@ -282,14 +275,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
         self._update_counts()
         self.converged_ = done
         if not self.converged_:
-            warnings.warn(
-                f"PUMMAClassifier did not converge within max_epochs={self.max_epochs} "
-                f"epochs: an epoch still made updates. The data may not be linearly "
-                f"separable (lam={self.lam}); a soft margin lam > 0 makes any data "
-                "separable. Increase max_epochs or lam.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            _warn_not_converged(self)
         if callback is not None:
             callback(self, int(self.n_epochs_.max()) - 1)
         return self
@@ -488,14 +474,7 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
         }
 
     def _fit(self, X, y, callback=None):
-        X, y = self._validate_Xy(X, y, reset=True)
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
-            )
-        self.classes_ = classes
-        self._initialise(X)
+        X, y = self._start_fit(X, y)
         state = self._kstate
         inv, sq = self._instance_norms(X)
         Y = np.column_stack(self._targets(y))
@@ -525,14 +504,7 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
         with np.errstate(divide="ignore", invalid="ignore"):
             self.margin_ = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
         if not done:
-            warnings.warn(
-                f"KernelPUMMAClassifier did not converge within max_epochs={self.max_epochs} "
-                f"epochs: an epoch still made updates. The data may not be separable in the "
-                f"kernel's space (lam={self.lam}); a soft margin lam > 0 makes any data "
-                "separable. Increase max_epochs or lam.",
-                ConvergenceWarning,
-                stacklevel=3,
-            )
+            _warn_not_converged(self)
         if callback is not None:
             callback(self, self.n_epochs_ - 1)
         return self
@@ -559,20 +531,6 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
         self.n_conflicts_ = int(state.conflicts.sum())
         self.n_trials_ = state.n_trials
         self.n_kernel_evaluations_ = state.n_kernel_evals
-
-    def decision_function(self, X):
-        """``w . phi(x) + b`` of the ``output`` hypothesis (the vote for ``"voted"``).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        check_is_fitted(self, "_kstate")
-        self._validate_params()
-        X = self._validate_X(X, reset=False)
-        inv, sq = self._instance_norms(X)
-        scores = self._kstate.scores(X, inv, sq, self.output)
-        return scores.ravel() if scores.shape[1] == 1 else scores
 
     @property
     def intercept_(self):
@@ -605,3 +563,13 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
             )
         coef = self._kstate.coefficients(self.output)[0]
         return np.hstack([0.5 * coef.T, -0.5 * coef.T])
+
+
+def _warn_not_converged(est):
+    warnings.warn(
+        f"{type(est).__name__} did not converge within max_epochs={est.max_epochs} epochs: "
+        f"an epoch still made updates. The data may not be separable (lam={est.lam}); a "
+        "soft margin lam > 0 makes any data separable. Increase max_epochs or lam.",
+        ConvergenceWarning,
+        stacklevel=4,
+    )
