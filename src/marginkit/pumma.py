@@ -77,12 +77,15 @@ class PUMMAClassifier(OnlineLinearClassifier):
     been seen the hyperplane is ``w = 0, b = y``.
 
     When the data are separable with p-norm margin gamma* (``max_margin`` in
-    :mod:`marginkit.margins`), ``||w||_q <= 1 / gamma*`` throughout, every update
-    increases ``||w||_q^2`` by at least ``delta^2 / (4 (p - 1) R^2)`` (R the largest
-    p-norm of an instance; the relaxed problem is ``1 / (p - 1)``-strongly convex for
-    p >= 2), so there are at most ``2 + 4 (p - 1) R^2 / (delta^2 gamma*^2)`` updates,
-    and when an epoch passes without one the margin is at least
-    ``(1 - delta) gamma*``.
+    :mod:`marginkit.margins`), ``||w||_q <= 1 / gamma*`` throughout (the best
+    hyperplane, scaled to margin 1, satisfies every relaxed constraint), and every
+    update increases ``||w||_q^2`` by at least ``delta^2 / (4 (p - 1) R^2)`` (R the
+    largest p-norm of an instance; ``||w||_q^2 / 2`` is ``1 / (p - 1)``-strongly
+    convex for p >= 2, and the violated constraint is at distance ``delta / (2 R)``).
+    So there are at most ``2 + 4 (p - 1) R^2 / (delta^2 gamma*^2)`` updates, the
+    bound the tests check (it follows from the construction; the paper's Theorem 2
+    bounds the updates in the same terms), and once an epoch passes without one the
+    margin is at least ``(1 - delta) gamma*``.
 
     Parameters
     ----------
