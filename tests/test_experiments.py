@@ -331,6 +331,8 @@ def test_registry():
         "gentile-mnist",
         "gentile-table6",
         "gentile-usps",
+        "pumma-artificial",
+        "pumma-real",
     ]
     assert get_experiment("gentile-table6") is t6
     with pytest.raises(UnknownExperimentError, match="unknown experiment 'nope'"):

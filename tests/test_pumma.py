@@ -85,3 +85,10 @@ def test_partial_fit_equals_one_epoch():
         np.testing.assert_allclose(
             parts.decision_function(X), whole.decision_function(X), rtol=1e-12, atol=1e-14
         )
+
+
+def test_fit_callback_sees_the_last_epoch():
+    X, y = shifted_blobs(n=60, seed=2)
+    seen = []
+    clf = PUMMAClassifier(lam=1.0).fit(X, y, callback=lambda est, epoch: seen.append(epoch))
+    assert seen == [clf.n_epochs_ - 1]

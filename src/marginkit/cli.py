@@ -7,6 +7,9 @@ Usage::
     marginkit reproduce gentile-mnist [--permutations N] [--epochs E] [--degrees 4,6]
         [--alphas 1.0,0.9] [--data-dir DIR] [--quick] [--out PATH_PREFIX] [--seed N] [--quiet]
     marginkit reproduce gentile-usps|gentile-letter [...]  (the options that apply)
+    marginkit reproduce pumma-artificial [--max-epochs N] [--repeats N] [--quick] [...]
+    marginkit reproduce pumma-real [--max-epochs N] [--datasets ionosphere,adult-1k]
+        [--data-dir DIR] [--quick] [...]
     marginkit --version
 
 User errors (bad arguments, an option that does not apply to the experiment, an unknown
@@ -76,12 +79,28 @@ _degrees = _number_list(int, "integers", lambda v: v >= 1, "degrees must be >= 1
 _alphas = _number_list(float, "numbers", lambda v: 0.0 < v <= 1.0, "alphas must lie in (0, 1]")
 
 
+def _datasets(text: str) -> list:
+    """An argparse type: a comma-separated list of the data sets of pumma-real."""
+    from .experiments.pumma_real import DATASETS
+
+    names = [t.strip() for t in text.split(",")]
+    unknown = [n for n in names if n not in DATASETS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown data set(s) {', '.join(unknown)} (known: {', '.join(DATASETS)})"
+        )
+    return names
+
+
 #: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
 _SPEC_OPTIONS = {
     "permutations": "--permutations",
     "epochs": "--epochs",
     "degrees": "--degrees",
     "alphas": "--alphas",
+    "max_epochs": "--max-epochs",
+    "repeats": "--repeats",
+    "datasets": "--datasets",
 }
 
 
@@ -164,6 +183,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default=None,
         help="directory of the data files (default: $MARGINKIT_DATA or ~/marginkit_data)",
+    )
+    pumma = rep.add_argument_group(
+        "PUMMA experiments (pumma-artificial, pumma-real; pumma-real also takes --data-dir)"
+    )
+    pumma.add_argument(
+        "--max-epochs",
+        type=_count,
+        metavar="N",
+        help="epoch cap: of every algorithm (pumma-artificial, default 3000; 200 with "
+        "--quick), of ROMMA and ALMA (pumma-real, default 1000; 100 with --quick)",
+    )
+    pumma.add_argument(
+        "--repeats",
+        type=_count,
+        metavar="N",
+        help="data sets per r (pumma-artificial; default 5, 1 with --quick)",
+    )
+    pumma.add_argument(
+        "--datasets",
+        type=_datasets,
+        metavar="NAME[,NAME...]",
+        help="data sets of pumma-real (default: all eight; three with --quick)",
     )
     return parser
 
@@ -253,7 +294,11 @@ def _reproduce(args) -> int:
     finally:
         log.removeHandler(handler)
     print(result.markdown)
+    if result.figure_note:
+        _say(f"warning: {result.figure_note}")
     if not args.quiet:
+        if result.figures:
+            _say("wrote " + " and ".join(str(f) for f in result.figures))
         report = result.report
         _say(
             f"{len(report.computed)} cells computed, {len(report.skipped)} reused, "

@@ -280,7 +280,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
         if not self.converged_:
             _warn_not_converged(self)
         if callback is not None:
-            callback(self, int(self.n_epochs_.max()) - 1)
+            callback(self, self.n_epochs_ - 1)
         return self
 
     def _training_margin(self, state, X, y_pm, slack):

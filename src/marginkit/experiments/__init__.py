@@ -11,23 +11,26 @@ takes beyond ``quick`` and ``seed`` are listed in its ``OPTIONS``. :func:`reprod
 them together:
 
 >>> from marginkit.experiments import available_experiments
->>> available_experiments()
-['gentile-letter', 'gentile-mnist', 'gentile-table6', 'gentile-usps']
+>>> available_experiments()  # doctest: +NORMALIZE_WHITESPACE
+['gentile-letter', 'gentile-mnist', 'gentile-table6', 'gentile-usps',
+ 'pumma-artificial', 'pumma-real']
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import gentile_kernel, gentile_table6
+from . import gentile_kernel, gentile_table6, pumma_artificial, pumma_real
 from .gentile_kernel import MissingDataError
 from .runner import Cell, LastValueCache, RunReport, Spec, run, write_text_atomic
 
 EXPERIMENTS = {
     gentile_table6.NAME: gentile_table6,
     **{e.NAME: e for e in gentile_kernel.EXPERIMENTS},
+    pumma_artificial.NAME: pumma_artificial,
+    pumma_real.NAME: pumma_real,
 }
 
 
@@ -78,12 +81,18 @@ class Reproduction:
         The report.
     report : RunReport
         What the runner computed and skipped.
+    figures : list of Path
+        The figures drawn (experiments that have them, when matplotlib is installed).
+    figure_note : str or None
+        Why an experiment that has figures drew none.
     """
 
     json_path: Path
     markdown_path: Path
     markdown: str
     report: RunReport
+    figures: list = field(default_factory=list)
+    figure_note: str | None = None
 
 
 def reproduce(
@@ -152,7 +161,14 @@ def reproduce(
     report = run(spec, run_cell, json_path, quiet=quiet)
     markdown = module.render(report.document)
     write_text_atomic(markdown_path, markdown)
-    return Reproduction(json_path, markdown_path, markdown, report)
+    result = Reproduction(json_path, markdown_path, markdown, report)
+    write_figures = getattr(module, "write_figures", None)
+    if write_figures is not None:
+        try:
+            result.figures = list(write_figures(report.document, prefix))
+        except ImportError as exc:  # matplotlib is an optional extra
+            result.figure_note = f"no figures drawn: {exc}"
+    return result
 
 
 __all__ = [
