@@ -193,3 +193,15 @@ def test_malformed_adult(tmp_path):
     _write_adult(tmp_path, train_rows=label_two)
     with pytest.raises(ValueError, match="a9a.gz: label 2 on row 5, expected -1 or \\+1"):
         load_adult(tmp_path)
+
+
+def test_adult_fits_liblinear(shared_data):
+    """32-bit indices: scikit-learn's liblinear takes the whole matrix."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import LinearSVC
+
+    X, y, _, _ = load_adult(shared_data)
+    assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32
+    with pytest.warns(ConvergenceWarning):
+        LinearSVC(max_iter=2, dual=True).fit(X, y)
+    assert X.has_canonical_format

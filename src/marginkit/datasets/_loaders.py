@@ -13,6 +13,7 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 from sklearn.utils._param_validation import Interval, validate_params
 
@@ -306,7 +307,12 @@ def _read_svmlight(path, expected_rows):
     if bad.any():
         line = int(np.flatnonzero(bad)[0]) + 1
         raise ValueError(f"{path}: label {y[bad][0]:g} on row {line}, expected -1 or +1")
-    return X.tocsr(), y.astype(np.int64)
+    X = X.tocsr()
+    # 32-bit indices, as scipy gives any matrix this small (some solvers reject 64-bit)
+    X = sp.csr_matrix(
+        (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
+    )
+    return X, y.astype(np.int64)
 
 
 @validate_params(
