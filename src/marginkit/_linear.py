@@ -305,8 +305,11 @@ def linear_pass(
             row_nnz = n_feat
         xs = xscale[r]
         if xs < 0.0:
-            xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
-            if rule != RULE_ALMA and xs > 0.0:
+            if rule == RULE_ALMA:
+                xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
+            else:
+                # not normalised: a zero row is only found (and marked) when it would
+                # update, so that a trial costs the one dot product
                 xs = 1.0
             xscale[r] = xs
         # Room in the log for a correction on this row?
@@ -333,6 +336,14 @@ def linear_pass(
                 update = margin < 1.0
             else:
                 update = margin <= 0.0
+            x2 = 0.0
+            if update and rule != RULE_ALMA and (dot == 0.0 or rule >= RULE_ROMMA):
+                # ROMMA needs ||x||^2; the Perceptrons only to tell x = 0 (where dot = 0)
+                x2 = _row_sqnorm(X, indptr, data, is_sparse, r, aug)
+                if x2 == 0.0:
+                    # x = 0 never updates (as in ALMA, Gentile's footnote 3)
+                    update = False
+                    xscale[r] = 0.0
             if update and 0 <= max_updates <= k - 1:
                 budget_out = 1
                 break
@@ -342,7 +353,6 @@ def linear_pass(
                     # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
                     coef = eta * yt * xs / s
                 elif rule == RULE_ROMMA or rule == RULE_AGGRESSIVE_ROMMA:
-                    x2 = _row_sqnorm(X, indptr, data, is_sparse, r, aug)
                     wnorm2 = s * s * total
                     gap = x2 * wnorm2 - margin * margin
                     if wnorm2 <= 0.0 or margin >= x2 * wnorm2 or gap <= 1e-12 * x2 * wnorm2:
