@@ -3,6 +3,7 @@
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
 from .perceptron import KernelPerceptronClassifier, PerceptronClassifier
+from .persistence import load, save
 from .pumma import KernelPUMMAClassifier, PUMMAClassifier
 from .romma import KernelROMMAClassifier, ROMMAClassifier
 
@@ -19,4 +20,6 @@ __all__ = [
     "PUMMAClassifier",
     "ROMMAClassifier",
     "__version__",
+    "load",
+    "save",
 ]

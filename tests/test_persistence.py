@@ -1,0 +1,205 @@
+"""marginkit.save / marginkit.load: round trips, refusals, format versions; and pickle."""
+
+import pickle
+import warnings
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from sklearn.exceptions import ConvergenceWarning
+
+import marginkit
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+from marginkit.persistence import UntrustedFileError
+
+ESTIMATORS = [
+    ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True),
+    KernelALMAClassifier(kernel="poly", degree=2, n_epochs=2),
+    PerceptronClassifier(n_epochs=2),
+    KernelPerceptronClassifier(kernel="rbf", gamma=0.5),
+    ROMMAClassifier(aggressive=True),
+    KernelROMMAClassifier(aggressive=True, n_epochs=2),
+    MarginPerceptronClassifier(fit_intercept=True, max_iter=20),
+    PUMMAClassifier(p=3.0, lam=0.5, max_epochs=10),
+    KernelPUMMAClassifier(lam=1.0, max_epochs=10),
+]
+
+
+def fitted(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return est.fit(X, y)
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_round_trip_predicts_the_same_with_every_output(est, sparse, tmp_path):
+    X, y = make_blobs_pm(n=80, d=5, n_classes=3, seed=1)
+    X = sp.csr_matrix(X) if sparse else X
+    clf = fitted(est, X, y)
+    path = tmp_path / "model.skops"
+    marginkit.save(clf, path)
+    again = marginkit.load(path)
+    assert type(again) is type(clf) and again.get_params() == clf.get_params()
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        again.set_params(output=output)
+        np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+    # the loaded model trains on
+    again.partial_fit(X[:10], y[:10])
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_estimators_pickle(est):
+    X, y = make_blobs_pm(n=60, d=4, n_classes=2, seed=2)
+    clf = fitted(est, X, y)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
+
+
+def test_unfitted_model_and_numpy_random_state(tmp_path):
+    path = tmp_path / "m.skops"
+    marginkit.save(ALMAClassifier(random_state=np.random.RandomState(3), shuffle=True), path)
+    again = marginkit.load(path)
+    X, y = make_blobs_pm(n=40, d=3, seed=0)
+    again.fit(X, y)
+
+
+def test_save_is_atomic_and_overwrites(tmp_path):
+    X, y = make_blobs_pm(n=40, d=3, seed=0)
+    path = tmp_path / "m.skops"
+    marginkit.save(PerceptronClassifier().fit(X, y), path)
+    marginkit.save(ROMMAClassifier().fit(X, y), path)
+    assert isinstance(marginkit.load(path), ROMMAClassifier)
+    assert [p.name for p in tmp_path.iterdir()] == ["m.skops"]  # no temporary left
+
+
+class Intruder:
+    """A type a model file must never bring to life."""
+
+    def __reduce__(self):
+        return (print, ("code ran",))
+
+
+def test_file_naming_untrusted_types_is_refused(tmp_path):
+    import skops.io as sio
+
+    path = tmp_path / "evil.skops"
+    payload = {
+        "format": "marginkit-model",
+        "format_version": 1,
+        "marginkit_version": "0.1.0",
+        "estimator": ALMAClassifier(),
+        "extra": Intruder(),
+    }
+    sio.dump(payload, path)
+    with pytest.raises(UntrustedFileError, match="does not trust: .*Intruder"):
+        marginkit.load(path)
+    assert issubclass(UntrustedFileError, ValueError)
+
+
+def test_tampered_archive_is_refused(tmp_path):
+    X, y = make_blobs_pm(n=40, d=3, seed=0)
+    good = tmp_path / "good.skops"
+    marginkit.save(ALMAClassifier().fit(X, y), good)
+    # replace the schema's estimator type by a builtin that runs code
+    bad = tmp_path / "bad.skops"
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "schema.json":
+                data = data.replace(b'"marginkit.alma"', b'"builtins"').replace(
+                    b'"ALMAClassifier"', b'"eval"'
+                )
+            zout.writestr(item, data)
+    with pytest.raises(UntrustedFileError, match="builtins.eval"):
+        marginkit.load(bad)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a zip file", b"PK\x03\x04broken"])
+def test_damaged_file_is_not_a_model(tmp_path, content):
+    path = tmp_path / "m.skops"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="is not a marginkit model file"):
+        marginkit.load(path)
+
+
+def test_other_skops_archive_is_not_a_model(tmp_path):
+    import skops.io as sio
+
+    path = tmp_path / "other.skops"
+    sio.dump({"weights": np.ones(3)}, path)
+    with pytest.raises(ValueError, match="not a marginkit model file"):
+        marginkit.load(path)
+
+
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [(2, "written by marginkit 9.9 in model format 2; this marginkit reads formats up to 1"),
+     (0, "unknown marginkit model format version 0")],
+)
+def test_format_versions(tmp_path, version, message):
+    import skops.io as sio
+
+    path = tmp_path / "m.skops"
+    sio.dump(
+        {
+            "format": "marginkit-model",
+            "format_version": version,
+            "marginkit_version": "9.9",
+            "estimator": ALMAClassifier(),
+        },
+        path,
+    )
+    with pytest.raises(ValueError, match=message):
+        marginkit.load(path)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no model file at"):
+        marginkit.load(tmp_path / "nothing.skops")
+
+
+def test_save_refuses_what_it_cannot_store(tmp_path):
+    with pytest.raises(TypeError, match="stores marginkit estimators, not dict"):
+        marginkit.save({"a": 1}, tmp_path / "m.skops")
+    X, y = make_blobs_pm(n=30, d=3, seed=0)
+    clf = KernelALMAClassifier(kernel=lambda A, B: A @ B.T).fit(X, y)
+    with pytest.raises(TypeError, match="callable kernel cannot be saved safely"):
+        marginkit.save(clf, tmp_path / "m.skops")
+    assert not list(tmp_path.iterdir())
+
+
+def test_explicitly_trusted_types_load(tmp_path):
+    import skops.io as sio
+
+    from marginkit.datasets import make_sparse_target
+
+    X, y, _, _ = make_sparse_target(n_train=200, n_test=10, random_state=0)
+    path = tmp_path / "m.skops"
+    payload = {
+        "format": "marginkit-model",
+        "format_version": 1,
+        "marginkit_version": "0.1.0",
+        "estimator": ALMAClassifier().fit(X, y),
+        "note": __import__("collections").OrderedDict(a=1),
+    }
+    sio.dump(payload, path)
+    names = sio.get_untrusted_types(file=path)
+    extra = [n for n in names if not n.startswith("marginkit.")]
+    if extra:
+        with pytest.raises(UntrustedFileError):
+            marginkit.load(path)
+    assert isinstance(marginkit.load(path, trusted=extra), ALMAClassifier)
