@@ -10,10 +10,17 @@ Usage::
     marginkit reproduce pumma-artificial [--max-epochs N] [--repeats N] [--quick] [...]
     marginkit reproduce pumma-real [--max-epochs N] [--datasets ionosphere,adult-1k]
         [--data-dir DIR] [--quick] [...]
+    marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
+    marginkit predict MODEL.skops DATA [--out LABELS.txt]
+    marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
 
+DATA is an svmlight / LIBSVM file, or CSV (``.csv``, or ``--format csv``) with the label in
+the last column (``--label-column``).
+
 User errors (bad arguments, an option that does not apply to the experiment, an unknown
-experiment, a missing data file) print one line on standard error and exit with status 2.
+experiment or estimator, a missing or unreadable data or model file, a bad parameter)
+print one line on standard error and exit with status 2.
 """
 
 from __future__ import annotations
@@ -110,8 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog=PROG,
-        description="Online approximate maximum-margin classifiers: demos and paper "
-        "reproductions.",
+        description="Online approximate maximum-margin classifiers: train, predict and "
+        "evaluate on data files; demos and paper reproductions.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -206,7 +213,166 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME[,NAME...]",
         help="data sets of pumma-real (default: all eight; three with --quick)",
     )
+    _add_model_commands(commands)
     return parser
+
+
+def _add_data_options(cmd):
+    cmd.add_argument(
+        "--format",
+        choices=("svmlight", "csv"),
+        default=None,
+        help="the data file's format (default: csv for .csv names, else svmlight)",
+    )
+    cmd.add_argument(
+        "--label-column",
+        type=int,
+        default=-1,
+        metavar="I",
+        help="CSV: the column of the label (default -1, the last)",
+    )
+    cmd.add_argument(
+        "--skip-header", action="store_true", help="CSV: the first line names the columns"
+    )
+
+
+def _add_model_commands(commands):
+    from .tasks import ESTIMATORS
+
+    train = commands.add_parser(
+        "train",
+        help="fit an estimator on a data file and save the model",
+        description="Fit an estimator on an svmlight or CSV file and save it with "
+        "marginkit.save (a skops archive that loads without running code).",
+    )
+    train.add_argument("data", metavar="DATA", help="training data file")
+    train.add_argument(
+        "--estimator",
+        required=True,
+        choices=sorted(ESTIMATORS),
+        metavar="NAME",
+        help=f"one of: {', '.join(ESTIMATORS)}",
+    )
+    train.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an estimator parameter, e.g. --param p=6 --param alpha=0.5 (repeatable)",
+    )
+    train.add_argument("--model", required=True, metavar="PATH", help="where to save it")
+    train.add_argument(
+        "--n-features",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="svmlight: the number of features (default: the largest index in the file)",
+    )
+    train.add_argument("--quiet", action="store_true", help="print nothing on success")
+    _add_data_options(train)
+
+    pred = commands.add_parser(
+        "predict",
+        help="predict the labels of a data file with a saved model",
+        description="Print (or write) one predicted label per example of DATA.",
+    )
+    pred.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
+    pred.add_argument("data", metavar="DATA", help="data file (its labels are not used)")
+    pred.add_argument("--out", metavar="PATH", help="write the labels here (default: stdout)")
+    _add_data_options(pred)
+
+    ev = commands.add_parser(
+        "evaluate",
+        help="test error, timing, corrections and margin of a saved model",
+        description="Evaluate a saved model on a labelled data file: test error, "
+        "prediction time, corrections made in training and, for a two-class linear "
+        "hyperplane, its p-norm margin on these data.",
+    )
+    ev.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
+    ev.add_argument("data", metavar="DATA", help="labelled data file")
+    ev.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_data_options(ev)
+
+
+def _read_options(args):
+    return {
+        "fmt": args.format,
+        "label_column": args.label_column,
+        "skip_header": args.skip_header,
+    }
+
+
+def _train(args) -> int:
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from .tasks import parse_param, train
+
+    try:
+        params = dict(parse_param(p) for p in args.param)
+        summary = train(
+            args.data,
+            args.estimator,
+            args.model,
+            params=params,
+            n_features=args.n_features,
+            **_read_options(args),
+        )
+    except (FileNotFoundError, InvalidParameterError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+    if not args.quiet:
+        for message in summary["warnings"]:
+            _say(f"warning: {message}")
+        _say(
+            f"trained {summary['estimator']} on {summary['n_samples']} examples x "
+            f"{summary['n_features']} features in {summary['train_seconds']:.2f} s "
+            f"({summary['n_corrections']} corrections); saved {summary['model']}"
+        )
+    return 0
+
+
+def _predict(args) -> int:
+    from .tasks import predict
+
+    try:
+        labels = predict(args.model, args.data, **_read_options(args))
+    except (FileNotFoundError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+    text = "".join(f"{label}\n" for label in labels)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _evaluate(args) -> int:
+    import json
+
+    from .tasks import evaluate
+
+    try:
+        result = evaluate(args.model, args.data, **_read_options(args))
+    except (FileNotFoundError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    rows = [
+        ("model", f"{result['model']} ({result['estimator']}, output={result['output']})"),
+        ("examples", str(result["n_samples"])),
+        ("test error", f"{100 * result['error']:.2f}%"),
+        ("predict time", f"{result['predict_seconds']:.3f} s"),
+        ("training corrections", str(result["n_corrections"])),
+    ]
+    if result["unknown_labels"]:
+        rows.append(("labels unknown to the model", str(result["unknown_labels"])))
+    if result["margin"] is not None:
+        rows.append(("margin (p-norm, with bias)", f"{result['margin']:.6g}"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -230,10 +396,18 @@ def main(argv=None) -> int:
         except SystemExit as exc:  # --help and --version
             return int(exc.code or 0)
         if args.command is None:
-            raise _UsageError("a command is required: demo or reproduce (see marginkit --help)")
-        if args.command == "demo":
-            return _demo(args)
-        return _reproduce(args)
+            raise _UsageError(
+                "a command is required: demo, reproduce, train, predict or evaluate "
+                "(see marginkit --help)"
+            )
+        commands = {
+            "demo": _demo,
+            "reproduce": _reproduce,
+            "train": _train,
+            "predict": _predict,
+            "evaluate": _evaluate,
+        }
+        return commands[args.command](args)
     except _UsageError as exc:
         _say(f"error: {exc}")
         return 2

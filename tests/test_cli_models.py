@@ -1,0 +1,153 @@
+"""``marginkit train | predict | evaluate`` on svmlight and CSV files, and marginkit.tasks."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+import marginkit
+from marginkit.cli import main
+from marginkit.tasks import ESTIMATORS, evaluate, make_estimator, parse_param, read_data
+
+
+def _one_error_line(err):
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("marginkit: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    X[:, 4] = 0.0  # the last feature never appears in the svmlight files
+    y = np.where(X @ [1.0, -1.0, 0.5, 0.0, 0.0] + 0.3 > 0, 1, -1)
+    paths = {
+        "train": tmp_path / "train.svm",
+        "test": tmp_path / "test.svm",
+        "csv": tmp_path / "train.csv",
+        "model": tmp_path / "model.skops",
+    }
+    dump_svmlight_file(X[:200], y[:200], str(paths["train"]))
+    dump_svmlight_file(X[200:], y[200:], str(paths["test"]))
+    np.savetxt(
+        paths["csv"], np.c_[y[:200], X[:200]], delimiter=",", header="y,a,b,c,d,e", comments=""
+    )
+    return paths, X, y
+
+
+def test_train_evaluate_predict_svmlight(files, capsys):
+    paths, X, y = files
+    train = ["train", str(paths["train"]), "--estimator", "pumma", "--model", str(paths["model"])]
+    assert main([*train, "--param", "lam=0.5", "--param", "delta=0.05"]) == 0
+    err = capsys.readouterr().err
+    assert "trained pumma on 200 examples" in err and "saved" in err
+    model = marginkit.load(paths["model"])
+    assert model.lam == 0.5 and model.delta == 0.05
+    assert main(["evaluate", str(paths["model"]), str(paths["test"])]) == 0
+    out = capsys.readouterr().out
+    assert "test error" in out and "margin (p-norm, with bias)" in out
+    assert main(["evaluate", str(paths["model"]), str(paths["test"]), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    Xt, yt = read_data(paths["test"], n_features=model.n_features_in_)
+    assert result["error"] == pytest.approx(np.mean(model.predict(Xt) != yt))
+    assert result["n_samples"] == 100 and result["n_corrections"] == model.n_corrections_
+    out_file = paths["model"].with_name("labels.txt")
+    assert main(["predict", str(paths["model"]), str(paths["test"]), "--out", str(out_file)]) == 0
+    labels = np.loadtxt(out_file, dtype=int)
+    np.testing.assert_array_equal(labels, model.predict(Xt))
+    assert main(["predict", str(paths["model"]), str(paths["test"])]) == 0
+    assert capsys.readouterr().out.split() == [str(v) for v in labels]
+
+
+def test_train_on_csv_with_header_and_label_first(files, capsys):
+    paths, X, y = files
+    args = ["train", str(paths["csv"]), "--estimator", "alma", "--model", str(paths["model"])]
+    assert main([*args, "--skip-header", "--label-column", "0", "--param", "p=3"]) == 0
+    capsys.readouterr()
+    model = marginkit.load(paths["model"])
+    assert model.p == 3 and model.n_features_in_ == 5
+    np.testing.assert_array_equal(model.classes_, [-1, 1])
+    # the header is not numbers: without --skip-header the file is refused, with a hint
+    assert main([*args, "--label-column", "0"]) == 2
+    assert "skip_header" in _one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_every_estimator_trains(files, name, capsys):
+    paths, _, _ = files
+    args = ["train", str(paths["train"]), "--estimator", name, "--model", str(paths["model"])]
+    assert main([*args, "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+    assert type(marginkit.load(paths["model"])) is ESTIMATORS[name]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "{train}", "--estimator", "nope", "--model", "{model}"], "invalid choice"),
+        (["train", "{train}", "--estimator", "alma"], "--model"),
+        (
+            ["train", "{train}", "--estimator", "alma", "--model", "{model}", "--param", "p"],
+            "a parameter is NAME=VALUE",
+        ),
+        (
+            ["train", "{train}", "--estimator", "alma", "--model", "{model}", "--param", "q=1"],
+            "alma has no parameter q",
+        ),
+        (
+            ["train", "{train}", "--estimator", "alma", "--model", "{model}", "--param", "p=1"],
+            "The 'p' parameter of ALMAClassifier must be",
+        ),
+        (["train", "{missing}", "--estimator", "alma", "--model", "{model}"], "no data file"),
+        (["evaluate", "{missing}", "{test}"], "no model file"),
+        (["predict", "{train}", "{test}"], "is not a marginkit model file"),
+        (["evaluate", "{model}", "{missing}"], "no data file"),
+        (["train", "{bad}", "--estimator", "alma", "--model", "{model}"], "svmlight"),
+        ([], "a command is required"),
+    ],
+)
+def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
+    paths, _, _ = files
+    marginkit.save(marginkit.ALMAClassifier().fit(*read_data(paths["train"])), paths["model"])
+    bad = paths["train"].with_name("bad.svm")
+    bad.write_text("this is not svmlight\n")
+    names = {**{k: str(v) for k, v in paths.items()}, "missing": "nope.svm", "bad": str(bad)}
+    assert main([a.format(**names) for a in argv]) == 2
+    assert message in _one_error_line(capsys.readouterr().err)
+
+
+def test_parse_param():
+    assert parse_param("p=6") == ("p", 6)
+    assert parse_param("alpha = 0.5") == ("alpha", 0.5)
+    assert parse_param("fit_intercept=true") == ("fit_intercept", True)
+    assert parse_param("B=None") == ("B", None)
+    assert parse_param("kernel=poly") == ("kernel", "poly")
+    assert parse_param("gamma=1/255") == ("gamma", "1/255")  # not evaluated: refused by fit
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        parse_param("=3")
+
+
+def test_make_estimator_and_read_data_errors(tmp_path):
+    assert make_estimator("kernel-alma", {"degree": 4}).degree == 4
+    with pytest.raises(ValueError, match="unknown estimator"):
+        make_estimator("svm")
+    one = tmp_path / "one.csv"
+    one.write_text("1\n2\n")
+    with pytest.raises(ValueError, match="needs a label column and at least one feature"):
+        read_data(one)
+    with pytest.raises(ValueError, match="unknown data format"):
+        read_data(one, "json")
+
+
+def test_evaluate_reports_unknown_labels(files):
+    paths, X, y = files
+    model = marginkit.PerceptronClassifier().fit(*read_data(paths["train"]))
+    marginkit.save(model, paths["model"])
+    odd = paths["train"].with_name("odd.svm")
+    dump_svmlight_file(X[:10], np.full(10, 7), str(odd))
+    result = evaluate(paths["model"], odd)
+    assert result["unknown_labels"] == 10 and result["error"] == 1.0 and result["margin"] is None
