@@ -291,6 +291,11 @@ def _add_model_commands(commands):
     ev.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
     ev.add_argument("data", metavar="DATA", help="labelled data file")
     ev.add_argument("--json", action="store_true", help="print the result as JSON")
+    ev.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="also draw the cumulative margin distribution of the data under the model",
+    )
     _add_data_options(ev)
 
 
@@ -353,7 +358,11 @@ def _evaluate(args) -> int:
 
     try:
         result = evaluate(args.model, args.data, **_read_options(args))
-    except (FileNotFoundError, ValueError) as exc:
+        if args.plot:
+            from .tasks import plot_margins
+
+            plot_margins(args.model, args.data, args.plot, **_read_options(args))
+    except (FileNotFoundError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(result, indent=2))

@@ -202,3 +202,26 @@ def evaluate(model, data, *, fmt=None, **read):
         except (AttributeError, TypeError, ValueError):
             pass  # voted output, or a zero hyperplane: no margin to tell
     return out
+
+
+def plot_margins(model, data, png, *, fmt=None, **read):
+    """Draw the cumulative margin distribution of a labelled data file under a saved model.
+
+    Writes ``png`` and returns its path (matplotlib, the ``plot`` extra).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plotting import plot_margin_distribution
+
+    est = load(model)
+    X, y = _read_for(est, data, fmt, read)
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    plot_margin_distribution(est, X, y, ax=ax)
+    ax.set_title(f"{Path(model).name} on {Path(data).name}: cumulative margins")
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+    return Path(png)
