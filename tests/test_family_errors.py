@@ -119,3 +119,31 @@ def test_kernel_pumma_warns_when_not_converged():
     assert not clf.converged_ and clf.n_conflicts_ > 0
     clf = KernelPUMMAClassifier(kernel="linear", lam=1.0).fit(X, y)
     assert clf.converged_
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PerceptronClassifier(),
+        lambda: ROMMAClassifier(aggressive=True),
+        lambda: MarginPerceptronClassifier(),
+        lambda: PUMMAClassifier(p=3.0),
+    ],
+)
+def test_too_large_values_for_unnormalised_algorithms(make):
+    X = np.array([[0.0], [-1e200], [3.0]])
+    y = np.array([0, 1, 0])
+    with pytest.raises(ValueError, match="The features are too large for .*Scale the features"):
+        make().fit(X, y)
+    clf = make().fit(np.array([[0.0], [-1.0], [3.0]]), y)
+    with pytest.raises(ValueError, match="The features are too large"):
+        clf.predict(X)
+
+
+def test_too_large_kernel_values():
+    X = np.array([[0.0, 1.0], [1e33, 0.0], [3.0, 1.0]])
+    y = np.array([0, 1, 0])
+    with pytest.raises(ValueError, match="kernel values are too large for KernelPerceptron"):
+        KernelPerceptronClassifier(kernel="poly", degree=4, gamma=1.0).fit(X, y)
+    # normalised, the same data are fine
+    KernelPerceptronClassifier(kernel="poly", degree=4, gamma=1.0, normalize=True).fit(X, y)

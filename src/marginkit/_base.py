@@ -114,7 +114,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             order="C",
             reset=reset,
         )
-        return _canonical(X)
+        return self._check_magnitude(_canonical(X))
 
     def _validate_Xy(self, X, y, reset):
         X, y = validate_data(
@@ -127,7 +127,24 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             reset=reset,
         )
         check_classification_targets(y)
-        return _canonical(X), y
+        return self._check_magnitude(_canonical(X)), y
+
+    #: the largest ||x||^2 an algorithm that does not normalise takes: sums of up to
+    #: 1e50 updates of such instances still fit in a float
+    MAX_SQUARED_NORM = 1e250
+
+    def _check_magnitude(self, X):
+        """X, or a ValueError when an unnormalised algorithm's products would overflow."""
+        if self._normalises:
+            return X
+        top = float(np.max(row_norms_p(X, 2.0))) if X.shape[0] else 0.0
+        if top * top > self.MAX_SQUARED_NORM:
+            raise ValueError(
+                f"The features are too large for {type(self).__name__}: the largest norm "
+                f"of an instance is {top:.3g}, and products of such instances overflow "
+                "float64. Scale the features (ALMA normalises its instances)."
+            )
+        return X
 
     @property
     def _n_problems(self):
@@ -233,9 +250,8 @@ class OnlineLinearClassifier(OnlineClassifier):
         # Fold the scale into v before S = sum |v|^p nears overflow (s^p < 1e-200).
         self._fold_below = float(np.exp(-460.0 / self.p_))
 
-    @property
-    def _normalises(self):
-        return self._rule_args()[0] == L.RULE_ALMA
+    #: whether the algorithm learns on normalised instances (ALMA)
+    _normalises = False
 
     def _run(self, state, batch, y_pm, order, start):
         """One compiled pass from ``start``; returns the position reached."""

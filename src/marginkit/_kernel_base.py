@@ -54,9 +54,12 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     _state_attr = "_kstate"
 
+    #: whether the update rule itself works on normalised instances (ALMA)
+    _normalising_rule = False
+
     @property
     def _normalises(self):
-        return self._rule_args()[0] == L.RULE_ALMA or bool(getattr(self, "normalize", False))
+        return self._normalising_rule or bool(getattr(self, "normalize", False))
 
     # -- training ------------------------------------------------------------------
     def _initialise(self, X):
@@ -74,6 +77,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
+
+    def _check_magnitude(self, X):
+        # the kernel's own values are checked where they are computed (_instance_norms)
+        return X
 
     def _new_state(self, X, kernel):
         rule = self._rule_args()[0]
@@ -103,6 +110,12 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
         if self._normalises:
             return inverse_sqrt(diag), sq
+        if diag.size and diag.max() > self.MAX_SQUARED_NORM:
+            raise ValueError(
+                f"The kernel values are too large for {type(self).__name__}: K(x, x) reaches "
+                f"{diag.max():.3g}, and sums of such values overflow float64. Lower degree or "
+                "gamma, scale the features, or set normalize=True."
+            )
         return (diag > 0).astype(np.float64), sq
 
     def _passes(self, X, y, orders, callback):

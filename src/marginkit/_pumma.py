@@ -232,6 +232,22 @@ def solve_dual(th, z, m, s_out, W, p, a, c, counter):
 
 
 @njit(**NUMBA_OPTS)
+def _parallel(th, z, m, s_out, s_all):
+    """Whether theta is (to rounding) a multiple of z: zero off z's coordinates and
+    parallel on them. ``s_out`` and ``s_all`` are sum |theta_i|^p off z and in all."""
+    if s_out > 1e-12 * s_all:
+        return False
+    tt = 0.0
+    tz = 0.0
+    zz = 0.0
+    for i in range(m):
+        tt += th[i] * th[i]
+        tz += th[i] * z[i]
+        zz += z[i] * z[i]
+    return tz * tz >= (1.0 - 1e-12) * tt * zz
+
+
+@njit(**NUMBA_OPTS)
 def _copy_row(X, indptr, indices, data, is_sparse, r, out_idx, out_val):
     """The non-zeros of row r into (out_idx, out_val); returns their number."""
     n = 0
@@ -476,7 +492,11 @@ def pumma_pass(
                         norm0, th_h0, z_h0, tt0, tz0, zz0 = _dual_terms(
                             0.0, c, j_theta, j_z, m, s_out, p
                         )
-                        if power(norm0, 2.0 - p) * th_h0 >= W:
+                        if power(norm0, 2.0 - p) * th_h0 >= W or _parallel(
+                            j_theta, j_z, m, s_out, power(s, p) * total
+                        ):
+                            # theta parallel to z: one constraint implies the other,
+                            # or they contradict each other (as ROMMA's closed form)
                             reset = True
                         else:
                             a, c = solve_dual(
@@ -490,6 +510,10 @@ def pumma_pass(
                                 max(1.0 - mz, 1e-3) / zq,
                                 newton_count,
                             )
+                            if not (np.isfinite(a) and np.isfinite(c) and a > 0.0):
+                                reset = True
+                                a = 0.0
+                                c = 1.0 / zq
                     h_start[hk] = hn
                     if reset:
                         _reset(v, g, acc, u, sigma_total, p)

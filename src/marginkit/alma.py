@@ -145,6 +145,8 @@ class ALMAClassifier(OnlineLinearClassifier):
         super()._initialise(X)
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
+    _normalises = True
+
     def _resolve_p(self, d):
         if self.p == "log":
             return max(2.0, 2.0 * np.log(d))
@@ -285,6 +287,8 @@ class KernelALMAClassifier(KernelOnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
+
+    _normalising_rule = True
 
     def _initialise(self, X):
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
