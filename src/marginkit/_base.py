@@ -310,6 +310,7 @@ class OnlineLinearClassifier(OnlineClassifier):
                 return False
             if pos < order.shape[0]:
                 state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
+        check_finite_state(self, state)
         return True
 
     def _update_counts(self):
@@ -379,6 +380,21 @@ class OnlineLinearClassifier(OnlineClassifier):
             if self._normalises:
                 scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+def check_finite_state(est, state):
+    """A ValueError, rather than a model of NaN, when a state's numbers overflowed.
+
+    The scale is renormalised as the passes go; what can still overflow are the weights
+    themselves, when an algorithm whose hypothesis grows without bound on data that are
+    not separable (ROMMA, hard-margin PUMMA) runs long enough.
+    """
+    if not (np.all(np.isfinite(state.fs)) and np.all(np.isfinite(state.v))):
+        raise ValueError(
+            f"{type(est).__name__}'s weights overflowed: on data that are not separable "
+            "its hypothesis grows without bound. Use a soft margin (PUMMA's lam > 0), "
+            "fewer epochs, or ALMA, whose hypothesis stays in the unit ball."
+        )
 
 
 def _canonical(X):

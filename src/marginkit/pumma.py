@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _linear as L
 from . import _pumma as K
-from ._base import OnlineLinearClassifier, _Batch
+from ._base import OnlineLinearClassifier, _Batch, check_finite_state
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from ._pumma_engine import PairState, train_pairs
 from ._state import PNormState, _resized
@@ -249,6 +249,7 @@ class PUMMAClassifier(OnlineLinearClassifier):
             if pos < order.shape[0]:
                 stored = max(state.pi[K.Q_POS_NNZ], state.pi[K.Q_NEG_NNZ])
                 state.make_room(batch.max_row_nnz(order[pos : pos + 1]) + int(stored))
+        check_finite_state(self, state)
         return (
             state.n_corrections - before[0],
             int(state.pi[K.Q_CONFLICTS]) - before[1],
