@@ -45,43 +45,18 @@ class UntrustedFileError(ValueError):
 
 def _own_types():
     """Qualified names of every marginkit class a model file may hold."""
-    from . import (
-        ALMAClassifier,
-        KernelALMAClassifier,
-        KernelPerceptronClassifier,
-        KernelPUMMAClassifier,
-        KernelROMMAClassifier,
-        MarginPerceptronClassifier,
-        PerceptronClassifier,
-        PUMMAClassifier,
-        ROMMAClassifier,
-    )
+    import marginkit
+
     from ._engine import KernelState, RowStore
     from ._kernels import Kernel
     from ._pumma_engine import PairState
     from ._state import PNormState
     from .pumma import PUMMAState, _Work
 
-    classes = [
-        ALMAClassifier,
-        KernelALMAClassifier,
-        KernelPerceptronClassifier,
-        KernelPUMMAClassifier,
-        KernelROMMAClassifier,
-        MarginPerceptronClassifier,
-        PerceptronClassifier,
-        PUMMAClassifier,
-        ROMMAClassifier,
-        KernelState,
-        RowStore,
-        Kernel,
-        PairState,
-        PNormState,
-        PUMMAState,
-        _Work,
-    ]
+    estimators = [getattr(marginkit, n) for n in marginkit.__all__ if n.endswith("Classifier")]
+    states = [KernelState, RowStore, Kernel, PairState, PNormState, PUMMAState, _Work]
     # random_state may be a numpy RandomState (scikit-learn accepts one)
-    return {f"{c.__module__}.{c.__qualname__}" for c in classes} | {
+    return {f"{c.__module__}.{c.__qualname__}" for c in estimators + states} | {
         "numpy.random.mtrand.RandomState",
         "numpy.random._mt19937.MT19937",
     }
