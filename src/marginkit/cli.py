@@ -314,6 +314,8 @@ def _train(args) -> int:
 
     try:
         params = dict(parse_param(p) for p in args.param)
+        if not args.quiet and sys.stderr.isatty():
+            params.setdefault("verbose", 1)  # a progress bar, on a terminal only
         summary = train(
             args.data,
             args.estimator,
