@@ -151,3 +151,20 @@ def test_evaluate_reports_unknown_labels(files):
     dump_svmlight_file(X[:10], np.full(10, 7), str(odd))
     result = evaluate(paths["model"], odd)
     assert result["unknown_labels"] == 10 and result["error"] == 1.0 and result["margin"] is None
+
+
+def test_train_with_a_checkpoint_resumes(files, capsys):
+    paths, _, _ = files
+    ckpt = paths["model"].with_name("ckpt.skops")
+    args = ["train", str(paths["train"]), "--estimator", "alma", "--model", str(paths["model"])]
+    extra = ["--param", "n_epochs=3", "--checkpoint", str(ckpt), "--checkpoint-every", "50"]
+    assert main([*args, *extra]) == 0
+    first = marginkit.load(paths["model"])
+    assert ckpt.exists()
+    assert main([*args, *extra]) == 0  # resumes from the finished checkpoint
+    again = marginkit.load(paths["model"])
+    X, _ = read_data(paths["test"], n_features=first.n_features_in_)
+    np.testing.assert_array_equal(again.decision_function(X), first.decision_function(X))
+    capsys.readouterr()
+    assert main([*args[:3], "pumma", *args[4:], "--checkpoint", str(ckpt)]) == 2
+    assert "does not take checkpoints" in _one_error_line(capsys.readouterr().err)

@@ -5,6 +5,9 @@ calls a compiled pass (see :mod:`marginkit._linear`) once per binary problem and
 epoch; it never loops over samples in Python.
 """
 
+import hashlib
+from numbers import Integral
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
@@ -65,8 +68,11 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     _state_attr = "_states"
 
+    #: whether fit takes checkpoints (the estimators whose fit is a fixed list of passes)
+    _checkpoints = True
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, callback=None):
+    def fit(self, X, y, *, callback=None, checkpoint=None, checkpoint_every=None):
         """Train from scratch for ``n_epochs`` passes.
 
         Parameters
@@ -77,12 +83,69 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
             the estimator can predict there, e.g. to record a learning curve over
             epochs from one run.
+        checkpoint : str or path-like, optional
+            A file (written with :func:`marginkit.save`, atomically) that holds the
+            model and how far training got. When it exists, training resumes from it,
+            after checking that it was made by an estimator with the same parameters on
+            the same data; the result is exactly that of an uninterrupted run.
+        checkpoint_every : int >= 1, optional
+            Trials between checkpoints (default: one per epoch); the kernel estimators
+            round it up to a multiple of ``block_size``.
 
         Returns
         -------
         self
         """
-        return self._fit(X, y, callback)
+        if checkpoint is None:
+            if checkpoint_every is not None:
+                raise ValueError("checkpoint_every needs a checkpoint path")
+            return self._fit(X, y, callback)
+        return self._fit_with_checkpoints(X, y, callback, checkpoint, checkpoint_every)
+
+    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every):
+        from pathlib import Path
+
+        from .persistence import load, save
+
+        if not self._checkpoints:
+            raise TypeError(
+                f"{type(self).__name__}.fit does not take checkpoints (its training runs "
+                "until convergence); use partial_fit and marginkit.save"
+            )
+        if every is not None and (not isinstance(every, Integral) or every < 1):
+            raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
+        path = Path(checkpoint)
+        X, y = self._validate_Xy(X, y, reset=not path.exists())
+        fingerprint = _fingerprint(X, y)
+        if path.exists():
+            saved = load(path)
+            mine = {k: v for k, v in self.get_params().items() if k != "verbose"}
+            theirs = {k: v for k, v in saved.get_params().items() if k != "verbose"}
+            if type(saved) is not type(self) or repr(mine) != repr(theirs):
+                raise ValueError(
+                    f"{path} is a checkpoint of {saved!r}, not of {self!r}: resuming it "
+                    "would not give this estimator's model"
+                )
+            resume = getattr(saved, "_resume", None)
+            if resume is None or resume["fingerprint"] != fingerprint:
+                raise ValueError(f"{path} is a checkpoint of training on other data")
+            verbose = self.verbose
+            self.__dict__.update(saved.__dict__)
+            self.verbose = verbose
+        else:
+            X, y = self._start_fit(X, y)
+            rng = check_random_state(self.random_state)
+            n = X.shape[0]
+            orders = np.array(
+                [rng.permutation(n) if self.shuffle else np.arange(n) for _ in self.n_epochs * [0]]
+            )
+            self._resume = {"fingerprint": fingerprint, "orders": orders, "epoch": 0, "pos": 0}
+        orders = list(self._resume["orders"])
+        self._passes(
+            X, y, orders, callback, resume=self._resume, save=lambda: save(self, path), every=every
+        )
+        del self._resume
+        return self
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -287,23 +350,37 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _resolve_p(self, d):
         return 2.0
 
-    def _passes(self, X, y, orders, callback):
+    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
+        """The passes; with ``resume``, from its (epoch, pos), calling ``save`` every
+        ``every`` trials (and at the end of each epoch) after updating it."""
         batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
         targets = self._targets(y)
+        n = X.shape[0]
+        step = n if every is None else int(every)
+        first, start = (resume["epoch"], resume["pos"]) if resume is not None else (0, 0)
         with self._progress(len(orders) * len(self._states), "pass") as bar:
-            for epoch, order in enumerate(orders):
-                order = np.ascontiguousarray(order, dtype=np.int64)
-                for j, state in enumerate(self._states):
-                    self._run_all(state, batch, targets[j], order)
-                    bar.update(1)
+            for epoch in range(first, len(orders)):
+                order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
+                lo = start if epoch == first else 0
+                while lo < n:
+                    hi = min(n, lo + step)
+                    for j, state in enumerate(self._states):
+                        self._run_all(state, batch, targets[j], order[:hi], start=lo)
+                    lo = hi
+                    if resume is not None:
+                        resume["epoch"], resume["pos"] = (epoch, hi) if hi < n else (epoch + 1, 0)
+                        self._update_counts()
+                        save()
+                bar.update(len(self._states))
                 self._update_counts()
                 if callback is not None:
                     callback(self, epoch)
         return self
 
-    def _run_all(self, state, batch, y_pm, order):
-        """The pass over ``order``, growing the log as needed; False if the budget ran out."""
-        pos = 0
+    def _run_all(self, state, batch, y_pm, order, start=0):
+        """The pass over ``order[start:]``, growing the log as needed; False if the budget
+        ran out."""
+        pos = start
         while pos < order.shape[0]:
             pos = self._run(state, batch, y_pm, order, pos)
             if state.ist[L.I_BUDGET]:
@@ -380,6 +457,16 @@ class OnlineLinearClassifier(OnlineClassifier):
             if self._normalises:
                 scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+def _fingerprint(X, y):
+    """A digest of the training data, to tell a checkpoint's data from other data."""
+    digest = hashlib.sha256()
+    arrays = [X.data, X.indices, X.indptr] if sp.issparse(X) else [X]
+    for a in [*arrays, np.asarray(y).astype(str)]:
+        digest.update(np.ascontiguousarray(a).tobytes())
+    digest.update(repr(X.shape).encode())
+    return digest.hexdigest()
 
 
 def check_finite_state(est, state):

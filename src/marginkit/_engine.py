@@ -379,8 +379,12 @@ class KernelState:
         return out
 
 
-def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None):
+def train_blocks(
+    state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None, offset=0
+):
     """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
+
+    ``offset`` is the position of ``order[0]`` in the pass (for a pass made in pieces).
 
     Parameters
     ----------
@@ -499,7 +503,7 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
             state.inv[m0:m1] = inv_b[sv_rows]
             if sq_b is not None:
                 state.sq[m0:m1] = sq_b[sv_rows]
-            state.index[m0:m1] = state.n_seen + lo + sv_rows
+            state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
             state.A[m0:m1] = new_a[sv_rows]
             state.T_ins[m0:m1] = new_t[sv_rows]
             state.acc[m0:m1] = new_acc[sv_rows]

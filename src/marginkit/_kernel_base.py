@@ -118,14 +118,23 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
         return (diag > 0).astype(np.float64), sq
 
-    def _passes(self, X, y, orders, callback):
+    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate
         inv, sq = self._instance_norms(X)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
         cache = None
-        if len(orders) > 1 and n * (Y.shape[1] + 1) * 8 <= self.cache_size * 2**20:
+        if resume is not None and resume.get("cache_P") is not None:
+            cache = (resume["cache_P"], resume["cache_seen"])
+        elif len(orders) > 1 and n * (Y.shape[1] + 1) * 8 <= self.cache_size * 2**20:
             cache = (np.zeros((n, Y.shape[1])), np.zeros(n, dtype=np.int64))
+        if resume is not None:
+            resume["cache_P"], resume["cache_seen"] = cache if cache else (None, None)
+        # checkpoints fall on block boundaries: the blocks, and so every sum, are those
+        # of a run without checkpoints
+        b = int(self.block_size)
+        step = n if every is None else -(-int(every) // b) * b
+        first, start = (resume["epoch"], resume["pos"]) if resume is not None else (0, 0)
         rule, alpha, B, C = self._rule_args()
         params = {
             "rule": rule,
@@ -136,16 +145,30 @@ class KernelOnlineClassifier(OnlineClassifier):
             "fold_below": self._fold_below,
         }
         with self._progress(n * len(orders), "example") as bar:
-            for epoch, order in enumerate(orders):
-                train_blocks(state, X, inv, sq, Y, order, params, cache, bar.update)
-                self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
-                self.n_corrections_ = int(self.n_corrections_per_class_.sum())
-                self.n_trials_ = state.n_trials
-                self.n_kernel_evaluations_ = state.n_kernel_evals
+            for epoch in range(first, len(orders)):
+                order = orders[epoch]
+                lo = start if epoch == first else 0
+                while lo < n:
+                    hi = min(n, lo + step)
+                    train_blocks(
+                        state, X, inv, sq, Y, order[lo:hi], params, cache, bar.update, offset=lo
+                    )
+                    lo = hi
+                    self._update_counts()
+                    if resume is not None:
+                        resume["epoch"], resume["pos"] = (epoch, hi) if hi < n else (epoch + 1, 0)
+                        save()
                 if callback is not None:
                     callback(self, epoch)
         state.n_seen += n
         return self
+
+    def _update_counts(self):
+        state = self._kstate
+        self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
+        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        self.n_trials_ = state.n_trials
+        self.n_kernel_evaluations_ = state.n_kernel_evals
 
     # -- prediction ----------------------------------------------------------------
     def decision_function(self, X):

@@ -11,6 +11,7 @@ Usage::
     marginkit reproduce pumma-real [--max-epochs N] [--datasets ionosphere,adult-1k]
         [--data-dir DIR] [--quick] [...]
     marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
+        [--checkpoint PATH [--checkpoint-every N]]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
@@ -268,6 +269,18 @@ def _add_model_commands(commands):
         metavar="N",
         help="svmlight: the number of features (default: the largest index in the file)",
     )
+    train.add_argument(
+        "--checkpoint",
+        metavar="PATH",
+        help="write training's progress here, and resume from it when it exists",
+    )
+    train.add_argument(
+        "--checkpoint-every",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="trials between checkpoints (default: one per epoch)",
+    )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_data_options(train)
 
@@ -322,9 +335,11 @@ def _train(args) -> int:
             args.model,
             params=params,
             n_features=args.n_features,
+            checkpoint=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
             **_read_options(args),
         )
-    except (FileNotFoundError, InvalidParameterError, ValueError) as exc:
+    except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     if not args.quiet:
         for message in summary["warnings"]:

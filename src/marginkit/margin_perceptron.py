@@ -89,6 +89,8 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
+    _checkpoints = False
+
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

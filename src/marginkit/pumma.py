@@ -151,6 +151,8 @@ class PUMMAClassifier(OnlineLinearClassifier):
     (True, 1.0)
     """
 
+    _checkpoints = False
+
     _parameter_constraints: dict = {
         "p": [Interval(Real, 1, None, closed="neither"), StrOptions({"log"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -419,6 +421,8 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
     >>> bool(clf.converged_), clf.score(X, y)
     (True, 1.0)
     """
+
+    _checkpoints = False
 
     _parameter_constraints: dict = {
         "delta": [Interval(Real, 0, 1, closed="left")],

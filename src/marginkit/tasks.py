@@ -141,14 +141,32 @@ def make_estimator(name: str, params=None):
     return est.set_params(**params)
 
 
-def train(data, estimator, model, *, params=None, fmt=None, n_features=None, **read):
-    """Fit ``estimator`` (a name) on a data file and save the model; a summary dict."""
+def train(
+    data,
+    estimator,
+    model,
+    *,
+    params=None,
+    fmt=None,
+    n_features=None,
+    checkpoint=None,
+    checkpoint_every=None,
+    **read,
+):
+    """Fit ``estimator`` (a name) on a data file and save the model; a summary dict.
+
+    With ``checkpoint``, training writes its progress there (every
+    ``checkpoint_every`` trials) and resumes from it when it exists.
+    """
     X, y = read_data(data, fmt, n_features=n_features, **read)
     est = make_estimator(estimator, params)
     start = time.perf_counter()
+    fit_options = {}
+    if checkpoint is not None:
+        fit_options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est.fit(X, y)
+        est.fit(X, y, **fit_options)
     seconds = time.perf_counter() - start
     save(est, model)
     return {

@@ -1,0 +1,146 @@
+"""fit(..., checkpoint=, checkpoint_every=): exact resumption, also after SIGKILL."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+
+import marginkit
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+
+FACTORIES = [
+    lambda: ALMAClassifier(p=3.0, alpha=0.7, n_epochs=3, shuffle=True, random_state=0),
+    lambda: PerceptronClassifier(n_epochs=2, fit_intercept=True),
+    lambda: ROMMAClassifier(aggressive=True, n_epochs=2, shuffle=True, random_state=1),
+    lambda: KernelALMAClassifier(kernel="poly", degree=2, n_epochs=3, block_size=7),
+    lambda: KernelROMMAClassifier(
+        aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16
+    ),
+]
+
+
+def same_model(a, b, X):
+    for output in ["last", "avg", "voted"]:
+        a.set_params(output=output)
+        b.set_params(output=output)
+        np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
+    assert a.n_corrections_ == b.n_corrections_ and a.n_trials_ == b.n_trials_
+    if hasattr(a, "support_"):
+        np.testing.assert_array_equal(a.support_, b.support_)
+
+
+@pytest.mark.parametrize("make", FACTORIES)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_checkpointed_fit_is_the_plain_fit(make, sparse, tmp_path):
+    X, y = make_blobs_pm(n=120, d=5, n_classes=3, seed=4, sparse_density=0.7 if sparse else None)
+    plain = make().fit(X, y)
+    path = tmp_path / "ckpt.skops"
+    checked = make().fit(X, y, checkpoint=path, checkpoint_every=37)
+    same_model(checked, plain, X)
+    assert not hasattr(checked, "_resume")
+    # a finished checkpoint resumes to the finished model at once
+    again = make().fit(X, y, checkpoint=path)
+    same_model(again, plain, X)
+
+
+@pytest.mark.parametrize("make", FACTORIES)
+@pytest.mark.parametrize("stop_after", [1, 4])
+def test_resume_after_an_interruption(make, stop_after, tmp_path, monkeypatch):
+    """The run dies right after its stop_after-th checkpoint (mid-epoch or at its end)."""
+    X, y = make_blobs_pm(n=150, d=4, n_classes=2, seed=5)
+    plain = make().fit(X, y)
+    path = tmp_path / "ckpt.skops"
+    real_save = marginkit.persistence.save
+    calls = []
+
+    def save_then_die(est, p):
+        real_save(est, p)
+        calls.append(1)
+        if len(calls) == stop_after:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(marginkit.persistence, "save", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        make().fit(X, y, checkpoint=path, checkpoint_every=40)
+    monkeypatch.setattr(marginkit.persistence, "save", real_save)
+    resumed = make().fit(X, y, checkpoint=path, checkpoint_every=40)
+    same_model(resumed, plain, X)
+
+
+KILL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from marginkit import ALMAClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60000, 40))
+    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=60000) > 0, 1, 0)
+    ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0).fit(
+        X, y, checkpoint=sys.argv[1], checkpoint_every=1500
+    )
+    """
+)
+
+
+def test_resume_after_sigkill_mid_epoch(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(KILL_SCRIPT)
+    path = tmp_path / "ckpt.skops"
+    proc = subprocess.Popen([sys.executable, str(script), str(path)])
+    try:
+        deadline = time.monotonic() + 120
+        while not path.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.005)
+        assert path.exists(), "no checkpoint was written"
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    saved = marginkit.load(path)
+    progress = (saved._resume["epoch"], saved._resume["pos"])
+    assert progress < (4, 0), "the run finished before it was killed"
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60000, 40))
+    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=60000) > 0, 1, 0)
+    make = lambda: ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0)  # noqa: E731
+    resumed = make().fit(X, y, checkpoint=path, checkpoint_every=1500)
+    same_model(resumed, make().fit(X, y), X[:2000])
+
+
+def test_checkpoint_errors(tmp_path):
+    X, y = make_blobs_pm(n=60, d=3, seed=0)
+    path = tmp_path / "c.skops"
+    ALMAClassifier(n_epochs=2).fit(X, y, checkpoint=path)
+    with pytest.raises(ValueError, match="is a checkpoint of ALMAClassifier"):
+        ALMAClassifier(n_epochs=2, alpha=0.5).fit(X, y, checkpoint=path)
+    with pytest.raises(ValueError, match="is a checkpoint of PerceptronClassifier|not of"):
+        PerceptronClassifier().fit(X, y, checkpoint=path)
+    with pytest.raises(ValueError, match="a checkpoint of training on other data"):
+        ALMAClassifier(n_epochs=2).fit(X + 1.0, y, checkpoint=path)
+    with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 1"):
+        ALMAClassifier().fit(X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0)
+    with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
+        ALMAClassifier().fit(X, y, checkpoint_every=10)
+    for est in [PUMMAClassifier(), MarginPerceptronClassifier(), KernelPUMMAClassifier()]:
+        with pytest.raises(TypeError, match="does not take checkpoints"):
+            est.fit(X, y, checkpoint=tmp_path / "e.skops")
+    assert not (tmp_path / "e.skops").exists()
+    X2 = sp.csr_matrix(X)
+    ALMAClassifier().fit(X2, y, checkpoint=tmp_path / "s.skops")
