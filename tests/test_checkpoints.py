@@ -29,6 +29,8 @@ FACTORIES = [
     lambda: PerceptronClassifier(n_epochs=2, fit_intercept=True),
     lambda: ROMMAClassifier(aggressive=True, n_epochs=2, shuffle=True, random_state=1),
     lambda: KernelALMAClassifier(kernel="poly", degree=2, n_epochs=3, block_size=7),
+    lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0),
+    lambda: PUMMAClassifier(delta=0.2, max_epochs=5),
     lambda: KernelROMMAClassifier(
         aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16
     ),
@@ -36,6 +38,9 @@ FACTORIES = [
 
 
 def same_model(a, b, X):
+    if hasattr(a, "converged_"):
+        assert (a.converged_, a.n_epochs_) == (b.converged_, b.n_epochs_)
+        np.testing.assert_array_equal(a.margin_, b.margin_)
     for output in ["last", "avg", "voted"]:
         a.set_params(output=output)
         b.set_params(output=output)
@@ -43,6 +48,9 @@ def same_model(a, b, X):
     assert a.n_corrections_ == b.n_corrections_ and a.n_trials_ == b.n_trials_
     if hasattr(a, "support_"):
         np.testing.assert_array_equal(a.support_, b.support_)
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 @pytest.mark.parametrize("make", FACTORIES)
@@ -138,7 +146,7 @@ def test_checkpoint_errors(tmp_path):
         ALMAClassifier().fit(X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0)
     with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
         ALMAClassifier().fit(X, y, checkpoint_every=10)
-    for est in [PUMMAClassifier(), MarginPerceptronClassifier(), KernelPUMMAClassifier()]:
+    for est in [MarginPerceptronClassifier(), KernelPUMMAClassifier()]:
         with pytest.raises(TypeError, match="does not take checkpoints"):
             est.fit(X, y, checkpoint=tmp_path / "e.skops")
     assert not (tmp_path / "e.skops").exists()

@@ -109,8 +109,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
         if not self._checkpoints:
             raise TypeError(
-                f"{type(self).__name__}.fit does not take checkpoints (its training runs "
-                "until convergence); use partial_fit and marginkit.save"
+                f"{type(self).__name__}.fit does not take checkpoints; use partial_fit "
+                "and marginkit.save"
             )
         if every is not None and (not isinstance(every, Integral) or every < 1):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
@@ -134,18 +134,24 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             self.verbose = verbose
         else:
             X, y = self._start_fit(X, y)
-            rng = check_random_state(self.random_state)
-            n = X.shape[0]
-            orders = np.array(
-                [rng.permutation(n) if self.shuffle else np.arange(n) for _ in self.n_epochs * [0]]
-            )
-            self._resume = {"fingerprint": fingerprint, "orders": orders, "epoch": 0, "pos": 0}
-        orders = list(self._resume["orders"])
-        self._passes(
-            X, y, orders, callback, resume=self._resume, save=lambda: save(self, path), every=every
-        )
+            self._resume = {"fingerprint": fingerprint, **self._fresh_progress(X)}
+        self._train_resumable(X, y, callback, lambda: save(self, path), every)
         del self._resume
         return self
+
+    def _fresh_progress(self, X):
+        """Where a resumable fit starts: the orders of every epoch, and position 0."""
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        orders = np.array(
+            [rng.permutation(n) if self.shuffle else np.arange(n) for _ in self.n_epochs * [0]]
+        )
+        return {"orders": orders, "epoch": 0, "pos": 0}
+
+    def _train_resumable(self, X, y, callback, save, every):
+        """Train from ``self._resume``, calling ``save()`` at each checkpoint."""
+        orders = list(self._resume["orders"])
+        self._passes(X, y, orders, callback, resume=self._resume, save=save, every=every)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):

@@ -151,8 +151,6 @@ class PUMMAClassifier(OnlineLinearClassifier):
     (True, 1.0)
     """
 
-    _checkpoints = False
-
     _parameter_constraints: dict = {
         "p": [Interval(Real, 1, None, closed="neither"), StrOptions({"log"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -203,11 +201,11 @@ class PUMMAClassifier(OnlineLinearClassifier):
         self.converged_ = False
         self._work = _Work(d)
 
-    def _run_pumma(self, state, batch, y_pm, order, slack):
-        """One pass over ``order``; returns the updates and conflicts it made."""
+    def _run_pumma(self, state, batch, y_pm, order, slack, start=0):
+        """One pass over ``order[start:]``; returns the updates and conflicts it made."""
         before = state.n_corrections, int(state.pi[K.Q_CONFLICTS])
         w = self._work
-        pos = 0
+        pos = start
         while pos < order.shape[0]:
             pos = K.pumma_pass(
                 batch.X,
@@ -259,32 +257,64 @@ class PUMMAClassifier(OnlineLinearClassifier):
 
     def _fit(self, X, y, callback=None):
         X, y = self._start_fit(X, y)
-        self.margin_ = np.zeros(self._n_problems)
-        rng = check_random_state(self.random_state)
+        self._resume = self._fresh_progress(X)
+        self._train_resumable(X, y, callback, None, None)
+        del self._resume
+        return self
+
+    def _fresh_progress(self, X):
         n = X.shape[0]
+        self.margin_ = np.zeros(self._n_problems)
+        return {
+            "rng": check_random_state(self.random_state),
+            "slacks": [state.new_data(n) for state in self._states],
+            "pos": 0,
+            "done": False,
+        }
+
+    def _train_resumable(self, X, y, callback, save, every):
+        """Epochs until one makes no update; a checkpoint every ``every`` trials."""
+        r = self._resume
+        n = X.shape[0]
+        step = n if every is None else int(every)
         batch = _Batch(X, self.p_, 0.0)
         targets = self._targets(y)
-        slacks = [state.new_data(n) for state in self._states]
-        done = False
+        problems = list(zip(self._states, targets, r["slacks"], strict=True))
         with self._progress(self.max_epochs, "epoch") as bar:
             # every one-vs-rest problem sees the same epochs, until none updates
-            while not done and self.n_epochs_ < self.max_epochs:
-                order = rng.permutation(n) if self.shuffle else np.arange(n)
-                done = True
-                for state, y_pm, slack in zip(self._states, targets, slacks, strict=True):
-                    updates, conflicts = self._run_pumma(state, batch, y_pm, order, slack)
-                    done = done and updates == 0 and conflicts == 0
+            while not r["done"] and self.n_epochs_ < self.max_epochs:
+                if r["pos"] == 0:  # a new epoch
+                    r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
+                    r["changes"] = 0
+                order = r["order"]
+                lo = r["pos"]
+                while lo < n:
+                    hi = min(n, lo + step)
+                    for state, y_pm, slack in problems:
+                        updates, conflicts = self._run_pumma(
+                            state, batch, y_pm, order[:hi], slack, start=lo
+                        )
+                        r["changes"] += updates + conflicts
+                    lo = hi
+                    if hi < n and save is not None:
+                        r["pos"] = hi
+                        self._update_counts()
+                        save()
                 self.n_epochs_ += 1
+                r["pos"] = 0
+                r["done"] = r["changes"] == 0
                 bar.update(1)
-        for j, (state, y_pm, slack) in enumerate(zip(self._states, targets, slacks, strict=True)):
+                if save is not None:
+                    self._update_counts()
+                    save()
+        for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack)
         self._update_counts()
-        self.converged_ = done
+        self.converged_ = bool(r["done"])
         if not self.converged_:
             _warn_not_converged(self)
         if callback is not None:
             callback(self, self.n_epochs_ - 1)
-        return self
 
     def _training_margin(self, state, X, y_pm, slack):
         """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows (slack included)."""
