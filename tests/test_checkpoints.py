@@ -31,6 +31,9 @@ FACTORIES = [
     lambda: KernelALMAClassifier(kernel="poly", degree=2, n_epochs=3, block_size=7),
     lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0),
     lambda: PUMMAClassifier(delta=0.2, max_epochs=5),
+    lambda: KernelPUMMAClassifier(
+        lam=0.5, max_epochs=4, block_size=16, shuffle=True, random_state=3
+    ),
     lambda: KernelROMMAClassifier(
         aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16
     ),
@@ -146,7 +149,7 @@ def test_checkpoint_errors(tmp_path):
         ALMAClassifier().fit(X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0)
     with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
         ALMAClassifier().fit(X, y, checkpoint_every=10)
-    for est in [MarginPerceptronClassifier(), KernelPUMMAClassifier()]:
+    for est in [MarginPerceptronClassifier()]:
         with pytest.raises(TypeError, match="does not take checkpoints"):
             est.fit(X, y, checkpoint=tmp_path / "e.skops")
     assert not (tmp_path / "e.skops").exists()

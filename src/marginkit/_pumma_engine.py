@@ -406,7 +406,9 @@ def _part(a, lo, hi):
     return None if a is None else a[lo:hi]
 
 
-def train_pairs(state, X, inv_x, sq_x, Y, order, slack, params, cache=None, progress=None):
+def train_pairs(
+    state, X, inv_x, sq_x, Y, order, slack, params, cache=None, progress=None, offset=0
+):
     """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
 
     ``inv_x`` is 1 / sqrt(K(x, x)) when normalised, else 1 (0 where K(x, x) = 0; such
@@ -506,7 +508,7 @@ def train_pairs(state, X, inv_x, sq_x, Y, order, slack, params, cache=None, prog
             cache[0][rows] = f_seen
             cache[1][rows] = m0 + made_before
         if na:
-            _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class[:na], at_pos[:na],
+            _store_atoms(state, Xb, inv_b, sq_b, rows, offset + lo, at_class[:na], at_pos[:na],
                          at_neg[:na], at_coef[:na], at_v[:na], at_tins[:na], at_acc[:na],
                          at_beta[:na], at_reset[:na], pos_blk, neg_blk)
         state.n_trials += b

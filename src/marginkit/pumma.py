@@ -452,8 +452,6 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
     (True, 1.0)
     """
 
-    _checkpoints = False
-
     _parameter_constraints: dict = {
         "delta": [Interval(Real, 0, 1, closed="left")],
         "lam": [Interval(Real, 0, None, closed="left")],
@@ -513,39 +511,72 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
 
     def _fit(self, X, y, callback=None):
         X, y = self._start_fit(X, y)
+        self._resume = self._fresh_progress(X)
+        self._train_resumable(X, y, callback, None, None)
+        del self._resume
+        return self
+
+    def _fresh_progress(self, X):
+        n, C = X.shape[0], self._n_problems
+        cache = self.max_epochs > 1 and n * (C + 1) * 8 <= self.cache_size * 2**20
+        self._kstate.new_data()
+        return {
+            "rng": check_random_state(self.random_state),
+            "slack": np.zeros((n, C)),
+            "cache_P": np.zeros((n, C)) if cache else None,
+            "cache_seen": np.zeros(n, dtype=np.int64) if cache else None,
+            "pos": 0,
+            "done": False,
+        }
+
+    def _train_resumable(self, X, y, callback, save, every):
+        """Epochs until one makes no update; checkpoints on block boundaries."""
+        r = self._resume
         state = self._kstate
         inv, sq = self._instance_norms(X)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
-        rng = check_random_state(self.random_state)
-        cache = None
-        if self.max_epochs > 1 and n * (Y.shape[1] + 1) * 8 <= self.cache_size * 2**20:
-            cache = (np.zeros((n, Y.shape[1])), np.zeros(n, dtype=np.int64))
-        slack = np.zeros((n, Y.shape[1]))
-        state.new_data()
-        done = False
+        b = int(self.block_size)
+        step = n if every is None else -(-int(every) // b) * b
+        cache = None if r["cache_P"] is None else (r["cache_P"], r["cache_seen"])
+        slack = r["slack"]
         with self._progress(self.max_epochs, "epoch") as bar:
-            while not done and self.n_epochs_ < self.max_epochs:
-                order = rng.permutation(n) if self.shuffle else np.arange(n)
-                updates, conflicts = train_pairs(
-                    state, X, inv, sq, Y, order, slack, self._params(), cache
-                )
+            while not r["done"] and self.n_epochs_ < self.max_epochs:
+                if r["pos"] == 0:  # a new epoch
+                    r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
+                    r["changes"] = 0
+                lo = r["pos"]
+                while lo < n:
+                    hi = min(n, lo + step)
+                    updates, conflicts = train_pairs(
+                        state, X, inv, sq, Y, r["order"][lo:hi], slack, self._params(), cache,
+                        offset=lo,
+                    )
+                    r["changes"] += updates + conflicts
+                    lo = hi
+                    if hi < n and save is not None:
+                        r["pos"] = hi
+                        self._update_counts()
+                        save()
                 self.n_epochs_ += 1
+                r["pos"] = 0
+                r["done"] = r["changes"] == 0
                 bar.update(1)
-                done = updates == 0 and conflicts == 0
+                if save is not None:
+                    self._update_counts()
+                    save()
         state.n_seen += n
-        self.converged_ = done
+        self.converged_ = bool(r["done"])
         self._update_counts()
         # the training margin, slack coordinates included
         f = state.scores(X, inv, sq, "last") + self.lam * state.s * slack
         norm = np.sqrt(state.norm2)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.margin_ = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
-        if not done:
+        if not self.converged_:
             _warn_not_converged(self)
         if callback is not None:
             callback(self, self.n_epochs_ - 1)
-        return self
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples
