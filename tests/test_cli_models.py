@@ -166,5 +166,5 @@ def test_train_with_a_checkpoint_resumes(files, capsys):
     X, _ = read_data(paths["test"], n_features=first.n_features_in_)
     np.testing.assert_array_equal(again.decision_function(X), first.decision_function(X))
     capsys.readouterr()
-    assert main([*args[:3], "margin-perceptron", *args[4:], "--checkpoint", str(ckpt)]) == 2
-    assert "does not take checkpoints" in _one_error_line(capsys.readouterr().err)
+    assert main([*args, "--checkpoint-every", "5"]) == 2
+    assert "checkpoint_every needs a checkpoint path" in _one_error_line(capsys.readouterr().err)

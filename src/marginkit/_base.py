@@ -68,9 +68,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     _state_attr = "_states"
 
-    #: whether fit takes checkpoints (the estimators whose fit is a fixed list of passes)
-    _checkpoints = True
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, callback=None, checkpoint=None, checkpoint_every=None):
         """Train from scratch for ``n_epochs`` passes.
@@ -107,11 +104,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
         from .persistence import load, save
 
-        if not self._checkpoints:
-            raise TypeError(
-                f"{type(self).__name__}.fit does not take checkpoints; use partial_fit "
-                "and marginkit.save"
-            )
         if every is not None and (not isinstance(every, Integral) or every < 1):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
         path = Path(checkpoint)

@@ -89,8 +89,6 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
-    _checkpoints = False
-
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -140,22 +138,51 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
 
     def _fit(self, X, y, callback=None):
         X, y = self._start_fit(X, y)
-        rng = check_random_state(self.random_state)
+        self._resume = self._fresh_progress(X)
+        self._train_resumable(X, y, callback, None, None)
+        del self._resume
+        return self
+
+    def _fresh_progress(self, X):
+        return {
+            "rng": check_random_state(self.random_state),
+            "problem": 0,
+            "pos": 0,
+            "done": False,
+            "converged": [],
+        }
+
+    def _train_resumable(self, X, y, callback, save, every):
+        """Each problem's guesses and epochs in turn; a checkpoint every ``every`` trials."""
+        r = self._resume
         n = X.shape[0]
+        step = n if every is None else int(every)
         batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
         schedule = self.gamma_guess is None
-        converged = []
+        targets = self._targets(y)
         with self._progress(self.max_iter * len(self._states), "epoch") as bar:
-            for j, y_pm in enumerate(self._targets(y)):
-                done = False
-                while not done and self.n_iter_[j] < self.max_iter:
+            for j in range(r["problem"], len(targets)):
+                while not r["done"] and self.n_iter_[j] < self.max_iter:
                     self._gamma = float(self.gamma_guess_[j])
                     self._max_updates = (
                         int(np.floor(12.0 * (self.radius_ / self._gamma) ** 2)) if schedule else -1
                     )
-                    order = rng.permutation(n) if self.shuffle else np.arange(n)
-                    before = self._states[j].n_corrections
-                    within = self._run_all(self._states[j], batch, y_pm, order)
+                    if r["pos"] == 0:  # a new epoch
+                        r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
+                        r["before"] = self._states[j].n_corrections
+                    lo = r["pos"]
+                    within = True
+                    while within and lo < n:
+                        hi = min(n, lo + step)
+                        within = self._run_all(
+                            self._states[j], batch, targets[j], r["order"][:hi], start=lo
+                        )
+                        lo = hi
+                        if within and hi < n and save is not None:
+                            r["pos"] = hi
+                            self._update_counts()
+                            save()
+                    r["pos"] = 0
                     self.n_iter_[j] += 1
                     bar.update(1)
                     if not within:
@@ -165,11 +192,16 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                         self.gamma_guess_[j] /= 2.0
                         self.n_restarts_[j] += 1
                     else:
-                        done = self._states[j].n_corrections == before
-                converged.append(done)
+                        r["done"] = self._states[j].n_corrections == r["before"]
+                    if save is not None:
+                        self._update_counts()
+                        save()
+                r["converged"].append(bool(r["done"]))
+                r["problem"] = j + 1
+                r["done"] = False
         self._max_updates = -1
         self._update_counts()
-        self.converged_ = bool(all(converged))
+        self.converged_ = bool(all(r["converged"]))
         if not self.converged_:
             warnings.warn(
                 f"MarginPerceptronClassifier did not separate the training data with margin "
@@ -182,7 +214,6 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
             )
         if callback is not None:
             callback(self, int(self.n_iter_.max()) - 1)
-        return self
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass with the current guess of each problem, no budget

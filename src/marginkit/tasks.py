@@ -162,7 +162,7 @@ def train(
     est = make_estimator(estimator, params)
     start = time.perf_counter()
     fit_options = {}
-    if checkpoint is not None:
+    if checkpoint is not None or checkpoint_every is not None:
         fit_options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
