@@ -176,3 +176,28 @@ def test_reproduce_usps_with_options(shared_data, tmp_path, capsys):
     doc = json.loads(prefix.with_suffix(".json").read_text())
     assert doc["spec"]["config"]["permutations"] == 1
     assert "marginkit reproduce gentile-usps --quick --permutations 1 --seed 0" in captured.out
+
+
+def test_reproduce_plot_path(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="figures need the 'plot' extra")
+    png = tmp_path / "figs" / "art.png"
+    png.parent.mkdir()
+    out = tmp_path / "run"
+    args = ["reproduce", "pumma-artificial", "--quick", "--out", str(out), "--plot", str(png)]
+    assert main([*args, "--max-epochs", "20", "--quiet"]) == 0
+    drawn = sorted(p.name for p in png.parent.iterdir())
+    assert drawn == ["art-margin.png", "art-updates.png"]
+    capsys.readouterr()
+    assert main(["reproduce", "gentile-table6", "--quick", "--plot", str(png)]) == 2
+    assert "--plot does not apply to gentile-table6" in _one_error_line(capsys.readouterr().err)
+
+
+def test_kernel_experiment_draws_its_curves(shared_data, tmp_path):
+    pytest.importorskip("matplotlib", reason="figures need the 'plot' extra")
+    from marginkit.experiments import reproduce
+
+    result = reproduce(
+        "gentile-usps", tmp_path / "usps", quick=True, quiet=True, data_dir=shared_data
+    )
+    assert [p.name for p in result.figures] == ["usps-curves.png"]
+    assert result.figures[0].read_bytes()[:4] == b"\x89PNG"

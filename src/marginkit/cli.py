@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("experiment", metavar="EXPERIMENT", help=f"one of: {names}")
     rep.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="where the experiment's figures go (a path prefix, or PATH.png; default "
+        "beside the report); gentile-mnist, -usps, -letter and pumma-artificial draw some",
+    )
+    rep.add_argument(
         "--quick", action="store_true", help="a small version that runs in under a minute"
     )
     rep.add_argument(
@@ -469,6 +475,8 @@ def _reproduce(args) -> int:
         options[name] = value
     if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
         raise _UsageError(f"--data-dir does not apply to {args.experiment} (it reads no files)")
+    if args.plot is not None and getattr(experiment, "write_figures", None) is None:
+        raise _UsageError(f"--plot does not apply to {args.experiment} (it draws no figures)")
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
@@ -484,6 +492,7 @@ def _reproduce(args) -> int:
             seed=args.seed,
             quiet=args.quiet,
             data_dir=args.data_dir,
+            figures=args.plot,
             **options,
         )
     except MissingDataError as exc:

@@ -103,6 +103,7 @@ def reproduce(
     seed: int = 0,
     quiet: bool = False,
     data_dir: str | os.PathLike | None = None,
+    figures: str | os.PathLike | None = None,
     **options,
 ) -> Reproduction:
     """Run (or resume) a published experiment and write its JSON results and report.
@@ -125,6 +126,8 @@ def reproduce(
     data_dir : path-like, optional
         Where the real data files are (experiments that read them only; default
         ``$MARGINKIT_DATA`` or ``~/marginkit_data``).
+    figures : path-like, optional
+        Path prefix of the figures (experiments that draw some; default ``prefix``).
     **options
         Options of the experiment's ``build_spec`` listed in its ``OPTIONS`` (e.g.
         ``permutations``, ``epochs``, ``degrees``, ``alphas`` for the kernel tables);
@@ -151,6 +154,8 @@ def reproduce(
     uses_data = getattr(module, "USES_DATA", False)
     if data_dir is not None and not uses_data:
         raise ValueError(f"{name} reads no data files: data_dir does not apply")
+    if figures is not None and getattr(module, "write_figures", None) is None:
+        raise ValueError(f"{name} draws no figures")
     prefix = Path(default_prefix(name, quick=quick) if prefix is None else prefix)
     if prefix.suffix in (".json", ".md"):
         prefix = prefix.with_suffix("")
@@ -165,7 +170,10 @@ def reproduce(
     write_figures = getattr(module, "write_figures", None)
     if write_figures is not None:
         try:
-            result.figures = list(write_figures(report.document, prefix))
+            where = prefix if figures is None else Path(figures)
+            if where.suffix == ".png":
+                where = where.with_suffix("")
+            result.figures = list(write_figures(report.document, where))
         except ImportError as exc:  # matplotlib is an optional extra
             result.figure_note = f"no figures drawn: {exc}"
     return result

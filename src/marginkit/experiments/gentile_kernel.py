@@ -36,6 +36,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -108,6 +109,65 @@ class KernelExperiment:
     alphas: tuple[float, ...]
     n_epochs: int
     permutations: int
+
+    def write_figures(self, document: Mapping, prefix) -> list:
+        """Test error of every output and corrections against epochs: ``prefix-curves.png``.
+
+        One panel per (alpha, B, degree) run, the means over the permutations run; the
+        published values are drawn as open markers. Needs matplotlib (the ``plot`` extra).
+        """
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        stats = summarise(document)
+        runs = sorted({key[:3] for key in stats}, key=lambda k: (k[0], k[1], k[2] or 0))
+        if not runs:
+            return []
+        lookup = published_lookup()
+        cols = min(3, len(runs))
+        rows = -(-len(runs) // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
+        config = document["spec"]["config"]
+        for ax, (alpha, b_label, degree) in zip(axes.ravel(), runs, strict=False):
+            epochs = sorted(e for (a, b, d, e) in stats if (a, b, d) == (alpha, b_label, degree))
+            for output, style in zip(OUTPUTS, ("o-", "s-", "^-"), strict=True):
+                means = [stats[(alpha, b_label, degree, e)]["err"][output][0] for e in epochs]
+                line = ax.plot(epochs, means, style, label=f"{output} (ours)", markersize=4)[0]
+                keys = [
+                    _pub_key(config["dataset"], alpha, degree, e, output, "test_error_pct")
+                    for e in epochs
+                ]
+                pts = [
+                    (e, lookup[k]["value"])
+                    for e, k in zip(epochs, keys, strict=True)
+                    if k in lookup
+                ]
+                if pts:
+                    ax.plot(*zip(*pts, strict=True), "o", mfc="none", color=line.get_color(),
+                            markersize=9, label=f"{output} (paper)")
+            ax.set_xlabel("epoch")
+            ax.set_ylabel("test error (%)")
+            ax.set_xticks(epochs)
+            ax.grid(alpha=0.3)
+            name = _algorithm(alpha) + ("" if degree is None else f" d={degree}")
+            ax.set_title(f"{name}, {_b_text(alpha, b_label)}", fontsize=10)
+            twin = ax.twinx()
+            corr = [stats[(alpha, b_label, degree, e)]["corr"][0] for e in epochs]
+            twin.plot(epochs, corr, "--", color="0.4", label="corrections (ours)")
+            twin.set_ylabel("corrections")
+            handles = ax.get_legend_handles_labels()
+            more = twin.get_legend_handles_labels()
+            ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=7, loc="upper right")
+        for ax in axes.ravel()[len(runs):]:
+            ax.set_visible(False)
+        fig.suptitle(f"{self.TITLE}: means over the permutations run", fontsize=11)
+        fig.tight_layout()
+        path = Path(str(prefix) + "-curves.png")
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return [path]
 
     @property
     def TITLE(self) -> str:
