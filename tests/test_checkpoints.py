@@ -105,25 +105,31 @@ KILL_SCRIPT = textwrap.dedent(
     import numpy as np
     from marginkit import ALMAClassifier
 
+    n, every = int(sys.argv[2]), int(sys.argv[3])
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(60000, 40))
-    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=60000) > 0, 1, 0)
+    X = rng.normal(size=(n, 40))
+    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=n) > 0, 1, 0)
     ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0).fit(
-        X, y, checkpoint=sys.argv[1], checkpoint_every=1500
+        X, y, checkpoint=sys.argv[1], checkpoint_every=every
     )
     """
 )
 
 
-def test_resume_after_sigkill_mid_epoch(tmp_path):
+def _kill_and_resume(tmp_path, n, every, wait_for_saves):
+    """Kill the training process after ``wait_for_saves`` checkpoints; resume; compare."""
     script = tmp_path / "train.py"
     script.write_text(KILL_SCRIPT)
     path = tmp_path / "ckpt.skops"
-    proc = subprocess.Popen([sys.executable, str(script), str(path)])
+    proc = subprocess.Popen([sys.executable, str(script), str(path), str(n), str(every)])
     try:
-        deadline = time.monotonic() + 120
-        while not path.exists() and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.005)
+        deadline = time.monotonic() + 600
+        seen, last = 0, None
+        while seen < wait_for_saves and time.monotonic() < deadline and proc.poll() is None:
+            stamp = path.stat().st_mtime_ns if path.exists() else None
+            if stamp is not None and stamp != last:
+                seen, last = seen + 1, stamp
+            time.sleep(0.002)
         assert path.exists(), "no checkpoint was written"
         os.kill(proc.pid, signal.SIGKILL)
     finally:
@@ -133,11 +139,23 @@ def test_resume_after_sigkill_mid_epoch(tmp_path):
     progress = (saved._resume["epoch"], saved._resume["pos"])
     assert progress < (4, 0), "the run finished before it was killed"
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(60000, 40))
-    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=60000) > 0, 1, 0)
+    X = rng.normal(size=(n, 40))
+    y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=n) > 0, 1, 0)
     make = lambda: ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0)  # noqa: E731
-    resumed = make().fit(X, y, checkpoint=path, checkpoint_every=1500)
+    resumed = make().fit(X, y, checkpoint=path, checkpoint_every=every)
     same_model(resumed, make().fit(X, y), X[:2000])
+    return progress
+
+
+def test_resume_after_sigkill_mid_epoch(tmp_path):
+    _kill_and_resume(tmp_path, 60_000, 1500, wait_for_saves=1)
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_mid_epoch_full_size(tmp_path):
+    """A million examples, four epochs; killed in the second epoch or later."""
+    epoch, _ = _kill_and_resume(tmp_path, 1_000_000, 50_000, wait_for_saves=25)
+    assert epoch >= 1
 
 
 def test_checkpoint_errors(tmp_path):
