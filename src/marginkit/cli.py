@@ -10,6 +10,7 @@ Usage::
     marginkit reproduce pumma-artificial [--max-epochs N] [--repeats N] [--quick] [...]
     marginkit reproduce pumma-real [--max-epochs N] [--datasets ionosphere,adult-1k]
         [--data-dir DIR] [--quick] [...]
+    marginkit reproduce ... [--workers N | --scheduler ADDRESS] [--plot PATH]
     marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
         [--checkpoint PATH [--checkpoint-every N]]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
@@ -140,6 +141,19 @@ def build_parser() -> argparse.ArgumentParser:
         "with the same spec; write PATH_PREFIX.json and PATH_PREFIX.md and print the table.",
     )
     rep.add_argument("experiment", metavar="EXPERIMENT", help=f"one of: {names}")
+    rep.add_argument(
+        "--workers",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="run the cells on a local Dask cluster of N processes (the dask extra)",
+    )
+    rep.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="run the cells on the Dask cluster at ADDRESS, e.g. tcp://host:8786",
+    )
     rep.add_argument(
         "--plot",
         metavar="PATH",
@@ -475,6 +489,9 @@ def _reproduce(args) -> int:
         options[name] = value
     if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
         raise _UsageError(f"--data-dir does not apply to {args.experiment} (it reads no files)")
+    if args.workers is not None and args.scheduler is not None:
+        raise _UsageError("--workers (a local cluster) and --scheduler (a running one) exclude "
+                          "each other")
     if args.plot is not None and getattr(experiment, "write_figures", None) is None:
         raise _UsageError(f"--plot does not apply to {args.experiment} (it draws no figures)")
 
@@ -493,9 +510,11 @@ def _reproduce(args) -> int:
             quiet=args.quiet,
             data_dir=args.data_dir,
             figures=args.plot,
+            workers=args.workers,
+            scheduler=args.scheduler,
             **options,
         )
-    except MissingDataError as exc:
+    except (MissingDataError, ImportError) as exc:
         raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")

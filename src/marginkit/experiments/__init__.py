@@ -18,6 +18,7 @@ them together:
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +105,8 @@ def reproduce(
     quiet: bool = False,
     data_dir: str | os.PathLike | None = None,
     figures: str | os.PathLike | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
     **options,
 ) -> Reproduction:
     """Run (or resume) a published experiment and write its JSON results and report.
@@ -128,6 +131,11 @@ def reproduce(
         ``$MARGINKIT_DATA`` or ``~/marginkit_data``).
     figures : path-like, optional
         Path prefix of the figures (experiments that draw some; default ``prefix``).
+    workers : int, optional
+        Run the cells on a local Dask cluster of this many worker processes (the
+        ``dask`` extra). The results are those of the serial run.
+    scheduler : str, optional
+        Run the cells on the Dask cluster whose scheduler is at this address.
     **options
         Options of the experiment's ``build_spec`` listed in its ``OPTIONS`` (e.g.
         ``permutations``, ``epochs``, ``degrees``, ``alphas`` for the kernel tables);
@@ -161,9 +169,17 @@ def reproduce(
         prefix = prefix.with_suffix("")
     json_path = prefix.with_name(prefix.name + ".json")
     markdown_path = prefix.with_name(prefix.name + ".md")
+    if workers is not None and scheduler is not None:
+        raise ValueError("give workers (a local cluster) or scheduler (a running one), not both")
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     spec = module.build_spec(quick=quick, seed=seed, **options)
-    run_cell = module.cell_runner(data_dir) if uses_data else module.run_cell
-    report = run(spec, run_cell, json_path, quiet=quiet)
+    if workers is None and scheduler is None:
+        run_cell = module.cell_runner(data_dir) if uses_data else module.run_cell
+        report = run(spec, run_cell, json_path, quiet=quiet)
+    else:
+        with _dask_client(workers, scheduler) as client:
+            report = run(spec, None, json_path, quiet=quiet, client=client, data_dir=data_dir)
     markdown = module.render(report.document)
     write_text_atomic(markdown_path, markdown)
     result = Reproduction(json_path, markdown_path, markdown, report)
@@ -177,6 +193,32 @@ def reproduce(
         except ImportError as exc:  # matplotlib is an optional extra
             result.figure_note = f"no figures drawn: {exc}"
     return result
+
+
+@contextlib.contextmanager
+def _dask_client(workers, scheduler):
+    """A dask.distributed Client: on a new local cluster, or connected to ``scheduler``."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise ImportError(
+            'running cells on Dask needs the dask extra: pip install "marginkit[dask]"'
+        ) from exc
+    if scheduler is not None:
+        with Client(scheduler) as client:
+            yield client
+        return
+    with (
+        LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
 
 
 __all__ = [

@@ -206,6 +206,8 @@ def run(
     path: str | os.PathLike,
     *,
     quiet: bool = False,
+    client=None,
+    data_dir=None,
 ) -> RunReport:
     """Compute the cells of ``spec`` that ``path`` does not hold yet.
 
@@ -223,6 +225,11 @@ def run(
         ``path + ".bak"`` and started over (with a warning).
     quiet : bool, default=False
         No progress bar. The bar is also off when standard error is not a terminal.
+    client : dask.distributed.Client, optional
+        Compute the cells on its cluster instead: every worker builds the experiment's
+        cell function itself (loading the data from ``data_dir`` once), and each
+        result is written to ``path`` as it arrives. The results are those of the
+        serial run (each cell is seeded by its own parameters); only timings differ.
 
     Returns
     -------
@@ -239,27 +246,72 @@ def run(
     if not resumed:
         write_json_atomic(path, doc)  # the header at once, so the file shows the spec
 
-    cache = LastValueCache()
     computed = []
     bar = tqdm(
-        todo,
+        total=len(todo),
         desc=spec.experiment,
         unit="cell",
         disable=quiet or not _isatty(sys.stderr),
         leave=False,
     )
-    for cell in bar:
-        bar.set_postfix_str(cell.key, refresh=False)
-        start = time.perf_counter()
-        values = dict(run_cell(cell, cache))
-        values["seconds"] = round(time.perf_counter() - start, 4)
-        results[cell.key] = _jsonable(values)
+
+    def record(key, values):
+        results[key] = _jsonable(values)
         doc["compute_seconds"] = round(doc.get("compute_seconds", 0.0) + values["seconds"], 4)
         doc["updated"] = _now()
         write_json_atomic(path, doc)
-        computed.append(cell.key)
+        computed.append(key)
+        bar.set_postfix_str(key, refresh=False)
+        bar.update(1)
+
+    if client is None:
+        cache = LastValueCache()
+        for cell in todo:
+            record(*_timed_cell(run_cell, cell, cache))
+    else:
+        from distributed import as_completed
+
+        futures = [
+            client.submit(remote_cell, spec.experiment, data_dir, cell, pure=False)
+            for cell in todo
+        ]
+        for future in as_completed(futures):
+            record(*future.result())
     bar.close()
+    if client is not None:
+        # the serial order of the cells, whatever order they arrived in
+        order = [c.key for c in spec.cells if c.key in results]
+        doc["results"] = {k: results[k] for k in order}
+        write_json_atomic(path, doc)
     return RunReport(document=doc, computed=computed, skipped=skipped, resumed=resumed)
+
+
+def _timed_cell(run_cell, cell, cache):
+    start = time.perf_counter()
+    values = dict(run_cell(cell, cache))
+    values["seconds"] = round(time.perf_counter() - start, 4)
+    return cell.key, values
+
+
+_WORKER_RUNNERS: dict = {}
+
+
+def remote_cell(experiment: str, data_dir, cell: Cell):
+    """One cell of ``experiment`` on a worker: ``(key, values)``.
+
+    The cell function (and, for the real data sets, the data) is built once per worker
+    process and experiment.
+    """
+    from . import get_experiment
+
+    key = (experiment, None if data_dir is None else str(data_dir))
+    if key not in _WORKER_RUNNERS:
+        module = get_experiment(experiment)
+        uses_data = getattr(module, "USES_DATA", False)
+        run_cell = module.cell_runner(data_dir) if uses_data else module.run_cell
+        _WORKER_RUNNERS[key] = (run_cell, LastValueCache())
+    run_cell, cache = _WORKER_RUNNERS[key]
+    return _timed_cell(run_cell, cell, cache)
 
 
 def _open_document(path, experiment, spec_json, versions):

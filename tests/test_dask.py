@@ -1,0 +1,43 @@
+"""Experiment cells on a real dask.distributed LocalCluster, against the serial run."""
+
+import pytest
+
+from marginkit.cli import main
+from marginkit.experiments import reproduce
+
+pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
+
+
+def strip_timings(value):
+    if isinstance(value, dict):
+        return {k: strip_timings(v) for k, v in value.items() if "seconds" not in k}
+    if isinstance(value, list):
+        return [strip_timings(v) for v in value]
+    return value
+
+
+def test_cells_on_two_local_workers_equal_the_serial_run(tmp_path, shared_data):
+    serial = reproduce("gentile-table6", tmp_path / "serial", quick=True, quiet=True)
+    dask = reproduce("gentile-table6", tmp_path / "dask", quick=True, quiet=True, workers=2)
+    a, b = serial.report.document["results"], dask.report.document["results"]
+    assert list(a) == list(b) and strip_timings(a) == strip_timings(b)
+    # a real-data experiment: each worker loads the files itself
+    kw = {"quick": True, "quiet": True, "data_dir": shared_data}
+    one = reproduce("gentile-usps", tmp_path / "u1", **kw)
+    two = reproduce("gentile-usps", tmp_path / "u2", workers=2, **kw)
+    assert strip_timings(one.report.document["results"]) == strip_timings(
+        two.report.document["results"]
+    )
+    # resuming a run made on the cluster computes nothing more
+    again = reproduce("gentile-table6", tmp_path / "dask", quick=True, quiet=True, workers=2)
+    assert again.report.computed == [] and len(again.report.skipped) == len(a)
+
+
+def test_cluster_options_are_checked(tmp_path, capsys):
+    with pytest.raises(ValueError, match="not both"):
+        reproduce("gentile-table6", tmp_path / "x", quick=True, workers=2, scheduler="tcp://x:1")
+    with pytest.raises(ValueError, match="workers must be >= 1"):
+        reproduce("gentile-table6", tmp_path / "x", quick=True, workers=0)
+    args = ["reproduce", "gentile-table6", "--quick", "--out", str(tmp_path / "y")]
+    assert main([*args, "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "exclude each other" in capsys.readouterr().err
