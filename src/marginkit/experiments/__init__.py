@@ -195,6 +195,13 @@ def reproduce(
     return result
 
 
+#: environment of local Dask workers: one thread for every BLAS and OpenMP pool
+BLAS_ONE_THREAD = {
+    name: "1"
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
+}
+
+
 @contextlib.contextmanager
 def _dask_client(workers, scheduler):
     """A dask.distributed Client: on a new local cluster, or connected to ``scheduler``."""
@@ -215,6 +222,8 @@ def _dask_client(workers, scheduler):
             processes=True,
             host="127.0.0.1",
             dashboard_address=None,
+            # one BLAS thread per worker: the workers share the cores among themselves
+            env=BLAS_ONE_THREAD,
         ) as cluster,
         Client(cluster) as client,
     ):
