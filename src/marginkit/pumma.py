@@ -280,33 +280,17 @@ class PUMMAClassifier(OnlineLinearClassifier):
         batch = _Batch(X, self.p_, 0.0)
         targets = self._targets(y)
         problems = list(zip(self._states, targets, r["slacks"], strict=True))
-        with self._progress(self.max_epochs, "epoch") as bar:
-            # every one-vs-rest problem sees the same epochs, until none updates
-            while not r["done"] and self.n_epochs_ < self.max_epochs:
-                if r["pos"] == 0:  # a new epoch
-                    r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
-                    r["changes"] = 0
-                order = r["order"]
-                lo = r["pos"]
-                while lo < n:
-                    hi = min(n, lo + step)
-                    for state, y_pm, slack in problems:
-                        updates, conflicts = self._run_pumma(
-                            state, batch, y_pm, order[:hi], slack, start=lo
-                        )
-                        r["changes"] += updates + conflicts
-                    lo = hi
-                    if hi < n and save is not None:
-                        r["pos"] = hi
-                        self._update_counts()
-                        save()
-                self.n_epochs_ += 1
-                r["pos"] = 0
-                r["done"] = r["changes"] == 0
-                bar.update(1)
-                if save is not None:
-                    self._update_counts()
-                    save()
+
+        def run_chunk(order, lo, hi):
+            changes = 0
+            for state, y_pm, slack in problems:
+                updates, conflicts = self._run_pumma(
+                    state, batch, y_pm, order[:hi], slack, start=lo
+                )
+                changes += updates + conflicts
+            return changes
+
+        _epochs_until_quiet(self, n, step, save, run_chunk)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack)
         self._update_counts()
@@ -540,31 +524,14 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
         step = n if every is None else -(-int(every) // b) * b
         cache = None if r["cache_P"] is None else (r["cache_P"], r["cache_seen"])
         slack = r["slack"]
-        with self._progress(self.max_epochs, "epoch") as bar:
-            while not r["done"] and self.n_epochs_ < self.max_epochs:
-                if r["pos"] == 0:  # a new epoch
-                    r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
-                    r["changes"] = 0
-                lo = r["pos"]
-                while lo < n:
-                    hi = min(n, lo + step)
-                    updates, conflicts = train_pairs(
-                        state, X, inv, sq, Y, r["order"][lo:hi], slack, self._params(), cache,
-                        offset=lo,
-                    )
-                    r["changes"] += updates + conflicts
-                    lo = hi
-                    if hi < n and save is not None:
-                        r["pos"] = hi
-                        self._update_counts()
-                        save()
-                self.n_epochs_ += 1
-                r["pos"] = 0
-                r["done"] = r["changes"] == 0
-                bar.update(1)
-                if save is not None:
-                    self._update_counts()
-                    save()
+
+        def run_chunk(order, lo, hi):
+            updates, conflicts = train_pairs(
+                state, X, inv, sq, Y, order[lo:hi], slack, self._params(), cache, offset=lo
+            )
+            return updates + conflicts
+
+        _epochs_until_quiet(self, n, step, save, run_chunk)
         state.n_seen += n
         self.converged_ = bool(r["done"])
         self._update_counts()
@@ -632,6 +599,38 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
             )
         coef = self._kstate.coefficients(self.output)[0]
         return np.hstack([0.5 * coef.T, -0.5 * coef.T])
+
+
+def _epochs_until_quiet(est, n, step, save, run_chunk):
+    """PUMMA's epochs: until one makes no update (or ``max_epochs``), from ``est._resume``.
+
+    ``run_chunk(order, lo, hi)`` trains on ``order[lo:hi]`` and returns the updates and
+    conflicts it made; with ``save``, a checkpoint follows every ``step`` trials and every
+    epoch.
+    """
+    r = est._resume
+    with est._progress(est.max_epochs, "epoch") as bar:
+        # every one-vs-rest problem sees the same epochs, until none updates
+        while not r["done"] and est.n_epochs_ < est.max_epochs:
+            if r["pos"] == 0:  # a new epoch
+                r["order"] = r["rng"].permutation(n) if est.shuffle else np.arange(n)
+                r["changes"] = 0
+            lo = r["pos"]
+            while lo < n:
+                hi = min(n, lo + step)
+                r["changes"] += run_chunk(r["order"], lo, hi)
+                lo = hi
+                if hi < n and save is not None:
+                    r["pos"] = hi
+                    est._update_counts()
+                    save()
+            est.n_epochs_ += 1
+            r["pos"] = 0
+            r["done"] = r["changes"] == 0
+            bar.update(1)
+            if save is not None:
+                est._update_counts()
+                save()
 
 
 def _warn_not_converged(est):
