@@ -151,12 +151,16 @@ def test_too_large_kernel_values():
 
 @pytest.mark.parametrize("make", [lambda: ROMMAClassifier(), lambda: PUMMAClassifier(p=3.0)])
 def test_overflowed_weights_are_an_error_not_nan(make, data):
+    from marginkit import _linear as L
     from marginkit._base import check_finite_state
 
     X, y = data
     clf = _fit_quietly(make(), X, y)
     state = clf._states[0]
     check_finite_state(clf, state)  # a normal fit passes the check every pass makes
-    state.v[0] = np.inf  # what a long run on inseparable data can come to
+    # what a long run on inseparable data can come to: a weight, and so the running
+    # sum S = sum |v_i|^p the pass keeps, overflow
+    state.v[0] = np.inf
+    state.fs[L.F_SUM] = np.inf
     with pytest.raises(ValueError, match="weights overflowed: on data that are not separable"):
         check_finite_state(clf, state)
