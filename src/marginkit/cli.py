@@ -394,11 +394,7 @@ def _evaluate(args) -> int:
     from .tasks import evaluate
 
     try:
-        result = evaluate(args.model, args.data, **_read_options(args))
-        if args.plot:
-            from .tasks import plot_margins
-
-            plot_margins(args.model, args.data, args.plot, **_read_options(args))
+        result = evaluate(args.model, args.data, plot=args.plot, **_read_options(args))
     except (FileNotFoundError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     if args.json:

@@ -192,8 +192,13 @@ def predict(model, data, *, fmt=None, **read):
     return est.predict(X)
 
 
-def evaluate(model, data, *, fmt=None, **read):
-    """Error, timing, corrections and margins of a saved model on a labelled data file."""
+def evaluate(model, data, *, fmt=None, plot=None, **read):
+    """Error, timing, corrections and margins of a saved model on a labelled data file.
+
+    With ``plot`` (a PNG path), also draws the cumulative margin distribution of the
+    data under the model (matplotlib, the ``plot`` extra); ``"plot"`` in the result
+    is then its path.
+    """
     from .margins import margin
 
     est = load(model)
@@ -219,14 +224,14 @@ def evaluate(model, data, *, fmt=None, **read):
             out["margin"] = float(margin(est, X, y, p=getattr(est, "p_", 2.0)))
         except (AttributeError, TypeError, ValueError):
             pass  # voted output, or a zero hyperplane: no margin to tell
+    if plot is not None:
+        title = f"{Path(model).name} on {Path(data).name}: cumulative margins"
+        out["plot"] = str(_plot_margins(est, X, y, plot, title))
     return out
 
 
-def plot_margins(model, data, png, *, fmt=None, **read):
-    """Draw the cumulative margin distribution of a labelled data file under a saved model.
-
-    Writes ``png`` and returns its path (matplotlib, the ``plot`` extra).
-    """
+def _plot_margins(est, X, y, png, title):
+    """Draw the cumulative margin distribution of (X, y) under ``est`` into ``png``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -234,11 +239,9 @@ def plot_margins(model, data, png, *, fmt=None, **read):
 
     from .plotting import plot_margin_distribution
 
-    est = load(model)
-    X, y = _read_for(est, data, fmt, read)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     plot_margin_distribution(est, X, y, ax=ax)
-    ax.set_title(f"{Path(model).name} on {Path(data).name}: cumulative margins")
+    ax.set_title(title)
     fig.tight_layout()
     fig.savefig(png, dpi=100)
     plt.close(fig)
