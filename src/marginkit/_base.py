@@ -125,7 +125,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             self.__dict__.update(saved.__dict__)
             self.verbose = verbose
         else:
-            X, y = self._start_fit(X, y)
+            X, y = self._start_fit(X, y, validated=True)  # validated above, with reset
             self._resume = {"fingerprint": fingerprint, **self._fresh_progress(X)}
         self._train_resumable(X, y, callback, lambda: save(self, path), every)
         del self._resume
@@ -235,9 +235,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         ]
         return self._passes(X, y, orders, callback)
 
-    def _start_fit(self, X, y):
+    def _start_fit(self, X, y, validated=False):
         """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""
-        X, y = self._validate_Xy(X, y, reset=True)
+        if not validated:
+            X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
         if classes.shape[0] < 2:
             raise ValueError(
