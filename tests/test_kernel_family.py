@@ -91,8 +91,8 @@ def test_scale_folds_keep_kernel_romma_exact():
     X, y = varied_norms(70, 4, 3, seed=8)
 
     class Folding(KernelROMMAClassifier):
-        def _initialise(self, X):
-            super()._initialise(X)
+        def _initialise(self, data):
+            super()._initialise(data)
             self._fold_below = 0.97
 
     plain = KernelROMMAClassifier(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)

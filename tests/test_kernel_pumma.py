@@ -109,8 +109,8 @@ def test_cache_and_folds_change_nothing():
     X, y = make_blobs_pm(n=120, d=4, n_classes=3, seed=5)
 
     class Folding(KernelPUMMAClassifier):
-        def _initialise(self, X):
-            super()._initialise(X)
+        def _initialise(self, data):
+            super()._initialise(data)
             self._fold_below = 0.97
 
     kw = {"kernel": "rbf", "gamma": 0.5, "lam": 0.3, "max_epochs": 6, "block_size": 11}

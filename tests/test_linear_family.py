@@ -91,8 +91,8 @@ def test_scale_folds_keep_romma_exact():
     X, y = make_blobs_pm(n=150, d=6, seed=9)
 
     class Folding(ROMMAClassifier):
-        def _initialise(self, X):
-            super()._initialise(X)
+        def _initialise(self, data):
+            super()._initialise(data)
             self._fold_below = 0.99  # fold after nearly every update
 
     runs, _ = linear_fit(romma_binary, X, y, aggressive=True, n_epochs=2)

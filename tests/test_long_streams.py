@@ -30,8 +30,8 @@ def stream(n, d=20, seed=0, noise=0.1):
 class EagerRenormalising(ALMAClassifier):
     """Folds s into v at nearly every correction (the same model, by construction)."""
 
-    def _initialise(self, X):
-        super()._initialise(X)
+    def _initialise(self, data):
+        super()._initialise(data)
         self._fold_below = 0.999
 
 

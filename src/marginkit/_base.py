@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from . import _linear as L
 from ._state import PNormState
-from ._utils import augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
+from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(1, dtype=np.int32)
@@ -60,7 +60,8 @@ class _Batch:
 class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
-    Subclasses define ``_initialise(X)`` (fresh learned state, ``classes_`` known),
+    Subclasses define ``_initialise(data)`` (fresh learned state from a
+    :class:`~marginkit._utils.DataSummary`, ``classes_`` known),
     ``_passes(X, y, orders, callback)`` (one pass per order over the rows of X, then
     ``callback(self, epoch)`` if given) and
     ``decision_function``; ``_state_attr`` names the attribute that exists once fitted.
@@ -146,11 +147,78 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._passes(X, y, orders, callback, resume=self._resume, save=save, every=every)
 
     @_fit_context(prefer_skip_nested_validation=True)
+    def _fit_stream(self, stream, classes, data, callback=None):
+        """:meth:`fit` with ``shuffle=False`` on data that come in chunks, never whole.
+
+        Used by :func:`marginkit.streaming.fit_file`.
+
+        Parameters
+        ----------
+        stream : callable
+            ``stream()`` starts a pass over the data: an iterable of ``(X, y)`` chunks,
+            in the same order every time. Each epoch is one such pass.
+        classes : ndarray
+            The sorted labels of all the data.
+        data : DataSummary
+            The data-wide quantities a fit starts from (the radius of the instances for
+            ``fit_intercept``, the variance for a kernel's ``gamma="scale"``), so that the
+            model is that of :meth:`fit` on the chunks stacked. Under
+            :meth:`partial_fit` they come from the first chunk instead.
+
+        Returns
+        -------
+        self
+        """
+        self._check_streamable()
+        if np.asarray(classes).shape[0] < 2:
+            raise ValueError(
+                "The number of classes has to be greater than one; "
+                f"got {np.asarray(classes).shape[0]} class"
+            )
+        self.classes_ = np.asarray(classes)
+        self.n_features_in_ = data.n_features
+        self._initialise(data)
+        self._update_counts()
+        self._stream_epochs(stream, callback)
+        return self
+
+    def _check_streamable(self):
+        """A ValueError when this estimator's fit cannot be made from a stream."""
+        if self.shuffle:
+            raise ValueError(
+                "shuffle=True needs all the data in memory; a stream is learned in its "
+                "own order (shuffle the file beforehand, or set shuffle=False)"
+            )
+
+    def _stream_epochs(self, stream, callback):
+        """``n_epochs`` passes over a stream, as :meth:`fit`'s epochs."""
+        for epoch in range(self.n_epochs):
+            self._stream_pass(stream)
+            if callback is not None:
+                callback(self, epoch)
+
+    def _stream_pass(self, stream):
+        """One epoch over a stream; the changes (updates, and PUMMA's conflicts) it made."""
+        before = self._n_changes()
+        for X, y in stream():
+            X, y = self._validate_Xy(X, y, reset=False)
+            _check_known(y, self.classes_)
+            self._passes(X, y, [np.arange(X.shape[0])], None)
+        return self._n_changes() - before
+
+    def _n_changes(self):
+        return self.n_corrections_
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
         """One pass over ``X`` in the order given, carrying on from the current state.
 
-        Any split of a stream into calls gives the model of one :meth:`fit` with
-        ``n_epochs=1, shuffle=False`` on the whole stream.
+        Any split of a stream into calls gives the same model. It is that of one
+        :meth:`fit` with ``n_epochs=1, shuffle=False`` on the whole stream, except for
+        what a fit takes from all its data at the start: the radius of the instances
+        under ``fit_intercept`` (and the margin Perceptron's schedule), a kernel's
+        ``gamma="scale"``. The first call takes these from its own batch. (To stream a
+        file with the quantities of all of it, see :mod:`marginkit.streaming`.)
 
         Parameters
         ----------
@@ -245,7 +313,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 f"The number of classes has to be greater than one; got {classes.shape[0]} class"
             )
         self.classes_ = classes
-        self._initialise(X)
+        self._initialise(DataSummary.of(X))
         return X, y
 
     def _partial_fit(self, X, y, classes):
@@ -263,12 +331,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             # raises when classes differ from those of the first call
             _check_partial_fit_first_call(self, classes)
             known = self.classes_
-        unseen = np.setdiff1d(np.unique(y), known)
-        if unseen.size:
-            raise ValueError(f"y contains labels {unseen} that are not in classes {known}")
+        _check_known(y, known)
         if first:
             self.classes_ = known
-            self._initialise(X)
+            self._initialise(DataSummary.of(X))
         return self._passes(X, y, [np.arange(X.shape[0])], None)
 
     def predict(self, X):
@@ -294,13 +360,11 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     _max_updates = -1
 
-    def _initialise(self, X):
-        n_features = X.shape[1]
-        d = n_features + (1 if self.fit_intercept else 0)
+    def _initialise(self, data):
+        d = data.n_features + (1 if self.fit_intercept else 0)
         self.p_ = self._resolve_p(d)
         if self.fit_intercept:
-            norms = row_norms_p(X, self.p_)
-            radius = float(norms.max()) if norms.size else 0.0
+            radius = data.max_norm(self.p_)
             self.R_ = radius if radius > 0 else 1.0
         else:
             self.R_ = 0.0
@@ -483,6 +547,12 @@ def check_finite_state(est, state):
             "its hypothesis grows without bound. Use a soft margin (PUMMA's lam > 0), "
             "fewer epochs, or ALMA, whose hypothesis stays in the unit ball."
         )
+
+
+def _check_known(y, known):
+    unseen = np.setdiff1d(np.unique(y), known)
+    if unseen.size:
+        raise ValueError(f"y contains labels {unseen} that are not in classes {known}")
 
 
 def _canonical(X):

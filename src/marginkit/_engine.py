@@ -139,8 +139,21 @@ def kernel_walk(
                         if reset:
                             if W > 0.0:
                                 _forget(
-                                    c, i, s, T, F, f_seen, new_a, new_t, new_acc, new_mask,
-                                    A_old, T_old, acc_old, mask_old, cache_P,
+                                    c,
+                                    i,
+                                    s,
+                                    T,
+                                    F,
+                                    f_seen,
+                                    new_a,
+                                    new_t,
+                                    new_acc,
+                                    new_mask,
+                                    A_old,
+                                    T_old,
+                                    acc_old,
+                                    mask_old,
+                                    cache_P,
                                 )
                             s[c] = 1.0
                             a = yt / x2
@@ -164,7 +177,20 @@ def kernel_walk(
 
 @njit(cache=True, nogil=True)
 def _forget(
-    c, i, s, T, F, f_seen, new_a, new_t, new_acc, new_mask, A_old, T_old, acc_old, mask_old,
+    c,
+    i,
+    s,
+    T,
+    F,
+    f_seen,
+    new_a,
+    new_t,
+    new_acc,
+    new_mask,
+    A_old,
+    T_old,
+    acc_old,
+    mask_old,
     cache_P,
 ):
     """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
@@ -379,9 +405,7 @@ class KernelState:
         return out
 
 
-def train_blocks(
-    state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None, offset=0
-):
+def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None, offset=0):
     """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
 
     ``offset`` is the position of ``order[0]`` in the pass (for a pass made in pieces).

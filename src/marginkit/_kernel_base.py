@@ -3,7 +3,6 @@
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
@@ -62,17 +61,17 @@ class KernelOnlineClassifier(OnlineClassifier):
         return self._normalising_rule or bool(getattr(self, "normalize", False))
 
     # -- training ------------------------------------------------------------------
-    def _initialise(self, X):
+    def _initialise(self, data):
         if self.gamma == "scale":
-            var = X.multiply(X).mean() - X.mean() ** 2 if sp.issparse(X) else X.var()
-            self.gamma_ = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            var = data.variance()
+            self.gamma_ = 1.0 / (data.n_features * var) if var > 0 else 1.0
         elif self.gamma == "auto":
-            self.gamma_ = 1.0 / X.shape[1]
+            self.gamma_ = 1.0 / data.n_features
         else:
             self.gamma_ = float(self.gamma)
         self._fold_below = FOLD_BELOW
         kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
-        self._kstate = self._new_state(X, kernel)
+        self._kstate = self._new_state(data, kernel)
         self.n_corrections_per_class_ = np.zeros(self._n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
@@ -82,10 +81,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         # the kernel's own values are checked where they are computed (_instance_norms)
         return X
 
-    def _new_state(self, X, kernel):
+    def _new_state(self, data, kernel):
         rule = self._rule_args()[0]
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
-        return KernelState(X.shape[1], self._n_problems, sp.issparse(X), kernel, forgets=forgets)
+        return KernelState(data.n_features, self._n_problems, data.sparse, kernel, forgets=forgets)
 
     def _instance_norms(self, X):
         """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""
@@ -161,6 +160,21 @@ class KernelOnlineClassifier(OnlineClassifier):
                 if callback is not None:
                     callback(self, epoch)
         state.n_seen += n
+        return self
+
+    def _stream_pass(self, stream):
+        # support indices count the rows of the data, as in fit: each epoch starts at
+        # the same row, and the data's rows are counted once, at the end
+        state = self._kstate
+        start = state.n_seen
+        changes = super()._stream_pass(stream)
+        self._stream_rows = state.n_seen - start
+        state.n_seen = start
+        return changes
+
+    def _fit_stream(self, stream, classes, data, callback=None):
+        super()._fit_stream(stream, classes, data, callback)
+        self._kstate.n_seen += self.__dict__.pop("_stream_rows", 0)
         return self
 
     def _update_counts(self):

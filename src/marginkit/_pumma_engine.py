@@ -161,9 +161,23 @@ def pumma_walk(
                             # only z . w' >= 1 binds: w' = z / ||z||^2
                             if W > 0.0:
                                 _forget_pair(
-                                    c, i, s, T, F, f_seen, slack, at_class, at_coef,
-                                    at_tins, at_acc, n_at, A_old, T_old, acc_old,
-                                    mask_old, cache_P,
+                                    c,
+                                    i,
+                                    s,
+                                    T,
+                                    F,
+                                    f_seen,
+                                    slack,
+                                    at_class,
+                                    at_coef,
+                                    at_tins,
+                                    at_acc,
+                                    n_at,
+                                    A_old,
+                                    T_old,
+                                    acc_old,
+                                    mask_old,
+                                    cache_P,
                                 )
                             gp = gn = sp_ = sn = 0.0
                             fresh = True
@@ -218,8 +232,23 @@ def pumma_walk(
 
 @njit(cache=True, nogil=True)
 def _forget_pair(
-    c, i, s, T, F, f_seen, slack, at_class, at_coef, at_tins, at_acc, n_at, A_old, T_old,
-    acc_old, mask_old, cache_P,
+    c,
+    i,
+    s,
+    T,
+    F,
+    f_seen,
+    slack,
+    at_class,
+    at_coef,
+    at_tins,
+    at_acc,
+    n_at,
+    A_old,
+    T_old,
+    acc_old,
+    mask_old,
+    cache_P,
 ):
     """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
     for j in range(A_old.shape[0]):
@@ -304,8 +333,19 @@ class PairState:
         need = self.m + extra
         if need > self.A.shape[0]:
             for name in (
-                "inv_p", "inv_n", "sq_p", "sq_n", "index_p", "index_n", "A", "V", "beta",
-                "T_ins", "acc", "mask", "reset",
+                "inv_p",
+                "inv_n",
+                "sq_p",
+                "sq_n",
+                "index_p",
+                "index_n",
+                "A",
+                "V",
+                "beta",
+                "T_ins",
+                "acc",
+                "mask",
+                "reset",
             ):
                 setattr(self, name, _grow(getattr(self, name), need))
         if need + 1 > self.hcount.shape[0]:
@@ -320,11 +360,19 @@ class PairState:
     def pair_rows(self, X, inv_x, sq_x, lo, hi):
         """(K(X, p_k) - K(X, n_k)) / 2 for atoms lo..hi-1."""
         Kp = self.kernel.normalised(
-            X, self.POS.view(lo, hi), inv_x, self.inv_p[lo:hi], sq_x,
+            X,
+            self.POS.view(lo, hi),
+            inv_x,
+            self.inv_p[lo:hi],
+            sq_x,
             self.sq_p[lo:hi] if self.kernel.needs_norms else None,
         )
         Kn = self.kernel.normalised(
-            X, self.NEG.view(lo, hi), inv_x, self.inv_n[lo:hi], sq_x,
+            X,
+            self.NEG.view(lo, hi),
+            inv_x,
+            self.inv_n[lo:hi],
+            sq_x,
             self.sq_n[lo:hi] if self.kernel.needs_norms else None,
         )
         Kp -= Kn
@@ -342,7 +390,11 @@ class PairState:
             inv = (self.inv_p if store == 0 else self.inv_n)[j : j + 1]
             sq = (self.sq_p if store == 0 else self.sq_n)[j : j + 1]
             out[:, c] = self.kernel.normalised(
-                Xb, rows.view(j, j + 1), inv_b, inv, sq_b,
+                Xb,
+                rows.view(j, j + 1),
+                inv_b,
+                inv,
+                sq_b,
                 sq if self.kernel.needs_norms else None,
             )[:, 0]
             self.n_kernel_evals += Xb.shape[0]
@@ -469,12 +521,51 @@ def train_pairs(
         pos = 0
         while pos < b:
             pos = pumma_walk(
-                pos, F, Gb, Y_b, rows, kpos0, kneg0, slack, lam, delta, fold_below,
-                state.s, state.norm2, state.k, state.T, state.Tb, state.bias, state.Gp,
-                state.Gn, state.slp, state.sln, state.seen, pos_blk, neg_blk, state.pos_row,
-                state.neg_row, state.pos_diag, state.neg_diag, state.conflicts, state.hcount,
-                at_class, at_pos, at_neg, at_coef, at_v, at_tins, at_acc, at_beta, at_reset, n_at,
-                f_seen, state.A[:m0], state.T_ins[:m0], state.acc[:m0], state.mask[:m0],
+                pos,
+                F,
+                Gb,
+                Y_b,
+                rows,
+                kpos0,
+                kneg0,
+                slack,
+                lam,
+                delta,
+                fold_below,
+                state.s,
+                state.norm2,
+                state.k,
+                state.T,
+                state.Tb,
+                state.bias,
+                state.Gp,
+                state.Gn,
+                state.slp,
+                state.sln,
+                state.seen,
+                pos_blk,
+                neg_blk,
+                state.pos_row,
+                state.neg_row,
+                state.pos_diag,
+                state.neg_diag,
+                state.conflicts,
+                state.hcount,
+                at_class,
+                at_pos,
+                at_neg,
+                at_coef,
+                at_v,
+                at_tins,
+                at_acc,
+                at_beta,
+                at_reset,
+                n_at,
+                f_seen,
+                state.A[:m0],
+                state.T_ins[:m0],
+                state.acc[:m0],
+                state.mask[:m0],
                 cache_P,
             )
             na = int(n_at[0])
@@ -508,17 +599,50 @@ def train_pairs(
             cache[0][rows] = f_seen
             cache[1][rows] = m0 + made_before
         if na:
-            _store_atoms(state, Xb, inv_b, sq_b, rows, offset + lo, at_class[:na], at_pos[:na],
-                         at_neg[:na], at_coef[:na], at_v[:na], at_tins[:na], at_acc[:na],
-                         at_beta[:na], at_reset[:na], pos_blk, neg_blk)
+            _store_atoms(
+                state,
+                Xb,
+                inv_b,
+                sq_b,
+                rows,
+                offset + lo,
+                at_class[:na],
+                at_pos[:na],
+                at_neg[:na],
+                at_coef[:na],
+                at_v[:na],
+                at_tins[:na],
+                at_acc[:na],
+                at_beta[:na],
+                at_reset[:na],
+                pos_blk,
+                neg_blk,
+            )
         state.n_trials += b
         if progress is not None:
             progress(b)
     return state.n_corrections.sum() - updates0, state.conflicts.sum() - conflicts0
 
 
-def _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class, at_pos, at_neg, at_coef, at_v,
-                 at_tins, at_acc, at_beta, at_reset, pos_blk, neg_blk):
+def _store_atoms(
+    state,
+    Xb,
+    inv_b,
+    sq_b,
+    rows,
+    lo,
+    at_class,
+    at_pos,
+    at_neg,
+    at_coef,
+    at_v,
+    at_tins,
+    at_acc,
+    at_beta,
+    at_reset,
+    pos_blk,
+    neg_blk,
+):
     """Append the block's atoms, in order, and point every problem at its x+ and x-."""
     na = at_class.shape[0]
     m0 = state.m
@@ -532,8 +656,14 @@ def _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class, at_pos, at_neg, at_
         for j in range(na):
             h = handles[j]
             if h >= 0:
-                parts.append((Xb[h : h + 1], inv_b[h], None if sq_b is None else sq_b[h],
-                              state.n_seen + lo + h))
+                parts.append(
+                    (
+                        Xb[h : h + 1],
+                        inv_b[h],
+                        None if sq_b is None else sq_b[h],
+                        state.n_seen + lo + h,
+                    )
+                )
             else:
                 # the x+ / x- of this problem from before the block
                 ref_store, rj = refs[at_class[j]]
@@ -564,8 +694,10 @@ def _store_atoms(state, Xb, inv_b, sq_b, rows, lo, at_class, at_pos, at_neg, at_
     state.reset[cols, at_class] = at_reset
     # every problem's x+ / x- is now in the store: the last atom holding it
     for c in range(C):
-        for handles, blk, refs, kind in ((at_pos, pos_blk, state.pos_ref, 0),
-                                         (at_neg, neg_blk, state.neg_ref, 1)):
+        for handles, blk, refs, kind in (
+            (at_pos, pos_blk, state.pos_ref, 0),
+            (at_neg, neg_blk, state.neg_ref, 1),
+        ):
             if blk[c] >= 0:
                 js = np.flatnonzero(handles == blk[c])
                 refs[c] = (kind, m0 + int(js[-1]))

@@ -66,3 +66,53 @@ def csr_arrays(X):
         indptr = indptr.astype(np.int32, copy=False)
         indices = indices.astype(np.int32, copy=False)
     return indptr, indices, np.ascontiguousarray(X.data, dtype=np.float64)
+
+
+class DataSummary:
+    """What starting a fit needs to know of all its training data, beyond one batch.
+
+    The number of features, whether the data are sparse, the largest p-norm of an
+    instance (``fit_intercept``'s radius R, the margin Perceptron's schedule) and the
+    variance of the entries (a kernel's ``gamma="scale"``). Made from an array by
+    :meth:`of`, or from a pass over a stream (:mod:`marginkit.streaming`), so that a
+    fit on a stream starts where a fit on the same data in memory does.
+
+    Parameters
+    ----------
+    n_features : int
+    sparse : bool
+    max_norm : callable
+        ``max_norm(p)``: the largest p-norm of an instance (0 without instances).
+    variance : callable
+        ``variance()``: the variance of all n_samples x n_features entries.
+    """
+
+    def __init__(self, n_features, sparse, max_norm, variance):
+        self.n_features = int(n_features)
+        self.sparse = bool(sparse)
+        self._max_norm = max_norm
+        self._variance = variance
+        self._norms = {}
+
+    @classmethod
+    def of(cls, X):
+        """The summary of an array or sparse matrix."""
+
+        def max_norm(p):
+            return float(row_norms_p(X, p).max()) if X.shape[0] else 0.0
+
+        def variance():
+            if sp.issparse(X):
+                return X.multiply(X).mean() - X.mean() ** 2
+            return X.var()
+
+        return cls(X.shape[1], sp.issparse(X), max_norm, variance)
+
+    def max_norm(self, p):
+        p = float(p)
+        if p not in self._norms:
+            self._norms[p] = self._max_norm(p)
+        return self._norms[p]
+
+    def variance(self):
+        return self._variance()

@@ -141,8 +141,8 @@ class ALMAClassifier(OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.verbose = verbose
 
-    def _initialise(self, X):
-        super()._initialise(X)
+    def _initialise(self, data):
+        super()._initialise(data)
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
     _normalises = True
@@ -290,9 +290,9 @@ class KernelALMAClassifier(KernelOnlineClassifier):
 
     _normalising_rule = True
 
-    def _initialise(self, X):
+    def _initialise(self, data):
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
-        super()._initialise(X)
+        super()._initialise(data)
 
     def _rule_args(self):
         return L.RULE_ALMA, float(self.alpha), self.B_, float(self.C)

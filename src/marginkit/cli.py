@@ -486,8 +486,9 @@ def _reproduce(args) -> int:
     if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
         raise _UsageError(f"--data-dir does not apply to {args.experiment} (it reads no files)")
     if args.workers is not None and args.scheduler is not None:
-        raise _UsageError("--workers (a local cluster) and --scheduler (a running one) exclude "
-                          "each other")
+        raise _UsageError(
+            "--workers (a local cluster) and --scheduler (a running one) exclude each other"
+        )
     if args.plot is not None and getattr(experiment, "write_figures", None) is None:
         raise _UsageError(f"--plot does not apply to {args.experiment} (it draws no figures)")
 

@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _linear as L
 from ._base import OnlineLinearClassifier, _Batch
 from ._state import PNormState
-from ._utils import row_norms_p
 
 
 class MarginPerceptronClassifier(OnlineLinearClassifier):
@@ -121,10 +120,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     def _rule_args(self):
         return L.RULE_MARGIN_PERCEPTRON, 0.0, 0.0, 0.0, self._gamma
 
-    def _initialise(self, X):
-        super()._initialise(X)
-        norms = row_norms_p(X, 2.0)
-        radius = float(norms.max()) if norms.size else 0.0
+    def _initialise(self, data):
+        super()._initialise(data)
+        radius = data.max_norm(2.0)
         if self.fit_intercept:
             radius = float(np.hypot(radius, self.R_))
         self.radius_ = radius if radius > 0 else 1.0
@@ -158,31 +156,58 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         n = X.shape[0]
         step = n if every is None else int(every)
         batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
-        schedule = self.gamma_guess is None
         targets = self._targets(y)
+
+        def epoch(j):
+            if r["pos"] == 0:  # a new epoch
+                r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
+            lo = r["pos"]
+            within = True
+            while within and lo < n:
+                hi = min(n, lo + step)
+                within = self._run_all(
+                    self._states[j], batch, targets[j], r["order"][:hi], start=lo
+                )
+                lo = hi
+                if within and hi < n and save is not None:
+                    r["pos"] = hi
+                    self._update_counts()
+                    save()
+            r["pos"] = 0
+            return within
+
+        self._schedule(epoch, save, callback)
+
+    def _stream_epochs(self, stream, callback):
+        self._resume = {"problem": 0, "pos": 0, "done": False, "converged": []}
+
+        def epoch(j):
+            for X, y in stream():
+                X, y = self._validate_Xy(X, y, reset=False)
+                batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+                y_pm = self._targets(y)[j]
+                if not self._run_all(self._states[j], batch, y_pm, np.arange(X.shape[0])):
+                    return False
+            return True
+
+        self._schedule(epoch, None, callback)
+        del self._resume
+
+    def _schedule(self, epoch, save, callback):
+        """Each problem's epochs (``epoch(j)``: one pass, False when the budget ran out)
+        until one makes no update, halving the guess on every overrun."""
+        r = self._resume
+        schedule = self.gamma_guess is None
         with self._progress(self.max_iter * len(self._states), "epoch") as bar:
-            for j in range(r["problem"], len(targets)):
+            for j in range(r["problem"], len(self._states)):
                 while not r["done"] and self.n_iter_[j] < self.max_iter:
                     self._gamma = float(self.gamma_guess_[j])
                     self._max_updates = (
                         int(np.floor(12.0 * (self.radius_ / self._gamma) ** 2)) if schedule else -1
                     )
                     if r["pos"] == 0:  # a new epoch
-                        r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
                         r["before"] = self._states[j].n_corrections
-                    lo = r["pos"]
-                    within = True
-                    while within and lo < n:
-                        hi = min(n, lo + step)
-                        within = self._run_all(
-                            self._states[j], batch, targets[j], r["order"][:hi], start=lo
-                        )
-                        lo = hi
-                        if within and hi < n and save is not None:
-                            r["pos"] = hi
-                            self._update_counts()
-                            save()
-                    r["pos"] = 0
+                    within = epoch(j)
                     self.n_iter_[j] += 1
                     bar.update(1)
                     if not within:
@@ -210,7 +235,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                 + ("" if self.fit_intercept else " through the origin (see fit_intercept)")
                 + ". Increase max_iter or check the data.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         if callback is not None:
             callback(self, int(self.n_iter_.max()) - 1)

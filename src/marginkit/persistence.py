@@ -152,8 +152,7 @@ def load(path, *, trusted=()):
         names = sio.get_untrusted_types(file=path)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ValueError(
-            f"{path} is not a marginkit model file (cannot be read as a skops archive: "
-            f"{exc})"
+            f"{path} is not a marginkit model file (cannot be read as a skops archive: {exc})"
         ) from exc
     allowed = _own_types() | set(trusted)
     refused = sorted(set(names) - allowed)

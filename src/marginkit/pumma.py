@@ -57,7 +57,50 @@ class PUMMAState(PNormState):
         return float(self.pf[K.P_BIAS_SUM]) / n if n else 0.0
 
 
-class PUMMAClassifier(OnlineLinearClassifier):
+def _end_of_fit(est, converged, callback):
+    est._update_counts()
+    est.converged_ = bool(converged)
+    if not est.converged_:
+        _warn_not_converged(est)
+    if callback is not None:
+        callback(est, est.n_epochs_ - 1)
+
+
+class _Streaming:
+    """PUMMA's epochs until quiet, on a stream (see ``OnlineClassifier._fit_stream``)."""
+
+    def _check_streamable(self):
+        super()._check_streamable()
+        if self.lam > 0:
+            raise ValueError(
+                f"lam={self.lam}: the soft margin gives every example a coordinate of its "
+                "own across the epochs, which needs all the data in memory; a stream is "
+                "learned with lam=0"
+            )
+
+    def _n_changes(self):
+        return self.n_updates_ + self.n_conflicts_
+
+    def _stream_epochs(self, stream, callback):
+        done = False
+        with self._progress(self.max_epochs, "epoch") as bar:
+            while not done and self.n_epochs_ < self.max_epochs:
+                epochs = self.n_epochs_
+                done = self._stream_pass(stream) == 0
+                self.n_epochs_ = epochs + 1  # partial passes count chunks
+                bar.update(1)
+        # the training margin: the smallest over the chunks
+        margins = [self._chunk_margins(X, y) for X, y in _validated(self, stream)]
+        self.margin_ = np.min(margins, axis=0)
+        _end_of_fit(self, done, callback)
+
+
+def _validated(est, stream):
+    for X, y in stream():
+        yield est._validate_Xy(X, y, reset=False)
+
+
+class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     """PUMMA_p(delta): an online approximate maximum p-norm margin classifier with a bias.
 
     K. Ishibashi, K. Hatano and M. Takeda, "Online Learning of Approximate Maximum
@@ -193,9 +236,9 @@ class PUMMAClassifier(OnlineLinearClassifier):
             return max(2.0, 2.0 * np.log(d))
         return float(self.p)
 
-    def _initialise(self, X):
-        super()._initialise(X)
-        d = X.shape[1]
+    def _initialise(self, data):
+        super()._initialise(data)
+        d = data.n_features
         self._states = [PUMMAState(d, self.p_) for _ in range(self._n_problems)]
         self.n_epochs_ = 0
         self.converged_ = False
@@ -293,12 +336,16 @@ class PUMMAClassifier(OnlineLinearClassifier):
         _epochs_until_quiet(self, n, step, save, run_chunk)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack)
-        self._update_counts()
-        self.converged_ = bool(r["done"])
-        if not self.converged_:
-            _warn_not_converged(self)
-        if callback is not None:
-            callback(self, self.n_epochs_ - 1)
+        _end_of_fit(self, r["done"], callback)
+
+    def _chunk_margins(self, X, y):
+        """The training margin of every problem on one chunk (no slack: lam = 0)."""
+        return np.array(
+            [
+                self._training_margin(state, X, y_pm, np.zeros(X.shape[0]))
+                for state, y_pm in zip(self._states, self._targets(y), strict=True)
+            ]
+        )
 
     def _training_margin(self, state, X, y_pm, slack):
         """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows (slack included)."""
@@ -371,7 +418,7 @@ class _Work:
         self.j_z = np.zeros(2 * d + 2)
 
 
-class KernelPUMMAClassifier(KernelOnlineClassifier):
+class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     __doc__ = f"""PUMMA_2(delta) in a reproducing kernel Hilbert space, with a bias.
 
     The p = 2 algorithm of :class:`PUMMAClassifier` with inner products replaced by a
@@ -480,10 +527,10 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
     def _rule_args(self):
         return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
 
-    def _new_state(self, X, kernel):
+    def _new_state(self, data, kernel):
         self.n_epochs_ = 0
         self.converged_ = False
-        return PairState(X.shape[1], self._n_problems, sp.issparse(X), kernel, self.normalize)
+        return PairState(data.n_features, self._n_problems, data.sparse, kernel, self.normalize)
 
     def _params(self):
         return {
@@ -533,17 +580,21 @@ class KernelPUMMAClassifier(KernelOnlineClassifier):
 
         _epochs_until_quiet(self, n, step, save, run_chunk)
         state.n_seen += n
-        self.converged_ = bool(r["done"])
-        self._update_counts()
-        # the training margin, slack coordinates included
+        self.margin_ = self._margins(X, inv, sq, Y, slack)
+        _end_of_fit(self, r["done"], callback)
+
+    def _margins(self, X, inv, sq, Y, slack):
+        """The training margin of every problem on rows X, slack coordinates included."""
+        state = self._kstate
         f = state.scores(X, inv, sq, "last") + self.lam * state.s * slack
         norm = np.sqrt(state.norm2)
         with np.errstate(divide="ignore", invalid="ignore"):
-            self.margin_ = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
-        if not self.converged_:
-            _warn_not_converged(self)
-        if callback is not None:
-            callback(self, self.n_epochs_ - 1)
+            return np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
+
+    def _chunk_margins(self, X, y):
+        inv, sq = self._instance_norms(X)
+        Y = np.column_stack(self._targets(y))
+        return self._margins(X, inv, sq, Y, np.zeros_like(Y))
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples

@@ -280,9 +280,7 @@ def load_house_votes(data_dir=None):
     for i, row in enumerate(rows):
         for j, vote in enumerate(row[1:]):
             if vote not in _VOTES:
-                raise ValueError(
-                    f"{path}: vote {vote!r} on row {i + 1}, expected 'y', 'n' or '?'"
-                )
+                raise ValueError(f"{path}: vote {vote!r} on row {i + 1}, expected 'y', 'n' or '?'")
             X[i, j] = _VOTES[vote]
     return X, y
 

@@ -145,8 +145,14 @@ class KernelExperiment:
                     if k in lookup
                 ]
                 if pts:
-                    ax.plot(*zip(*pts, strict=True), "o", mfc="none", color=line.get_color(),
-                            markersize=9, label=f"{output} (paper)")
+                    ax.plot(
+                        *zip(*pts, strict=True),
+                        "o",
+                        mfc="none",
+                        color=line.get_color(),
+                        markersize=9,
+                        label=f"{output} (paper)",
+                    )
             ax.set_xlabel("epoch")
             ax.set_ylabel("test error (%)")
             ax.set_xticks(epochs)
@@ -160,7 +166,7 @@ class KernelExperiment:
             handles = ax.get_legend_handles_labels()
             more = twin.get_legend_handles_labels()
             ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=7, loc="upper right")
-        for ax in axes.ravel()[len(runs):]:
+        for ax in axes.ravel()[len(runs) :]:
             ax.set_visible(False)
         fig.suptitle(f"{self.TITLE}: means over the permutations run", fontsize=11)
         fig.tight_layout()
