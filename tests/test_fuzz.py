@@ -52,9 +52,7 @@ def problems(draw):
     n = draw(st.integers(1, 12))
     d = draw(st.integers(1, 5))
     X = np.array(draw(st.lists(VALUES, min_size=n * d, max_size=n * d))).reshape(n, d)
-    labels = draw(
-        st.sampled_from([[0, 1], [-1, 1], ["a", "b", "c"], [1.5, 2.5], [True, False]])
-    )
+    labels = draw(st.sampled_from([[0, 1], [-1, 1], ["a", "b", "c"], [1.5, 2.5], [True, False]]))
     y = np.array(draw(st.lists(st.sampled_from(labels), min_size=n, max_size=n)))
     kind = draw(st.sampled_from(["float64", "float32", "sparse", "int"]))
     if kind == "float32":

@@ -111,8 +111,6 @@ def test_pumma_needs_fewer_updates_than_augmented_alma_and_romma_with_a_large_bi
     pumma = PUMMAClassifier(delta=0.1).fit(X, y)
     assert pumma.converged_
     alma, _ = _updates_until_quiet(ALMAClassifier(alpha=0.1, fit_intercept=True), X, y, 60)
-    romma, _ = _updates_until_quiet(
-        ROMMAClassifier(aggressive=True, fit_intercept=True), X, y, 60
-    )
+    romma, _ = _updates_until_quiet(ROMMAClassifier(aggressive=True, fit_intercept=True), X, y, 60)
     # at 60 epochs the other two have not finished: their totals only grow from here
     assert pumma.n_updates_ < alma and pumma.n_updates_ < romma

@@ -147,8 +147,10 @@ def test_other_skops_archive_is_not_a_model(tmp_path):
 
 @pytest.mark.parametrize(
     ("version", "message"),
-    [(2, "written by marginkit 9.9 in model format 2; this marginkit reads formats up to 1"),
-     (0, "unknown marginkit model format version 0")],
+    [
+        (2, "written by marginkit 9.9 in model format 2; this marginkit reads formats up to 1"),
+        (0, "unknown marginkit model format version 0"),
+    ],
 )
 def test_format_versions(tmp_path, version, message):
     import skops.io as sio

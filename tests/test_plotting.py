@@ -57,7 +57,12 @@ def test_learning_curve_records_and_plots():
     X, y = make_blobs_pm(n=300, d=5, n_classes=3, seed=3)
     Xt, yt = make_blobs_pm(n=100, d=5, n_classes=3, seed=4)
     curve = learning_curve(
-        ALMAClassifier(alpha=0.8, fit_intercept=True), X, y, Xt, yt, n_points=6,
+        ALMAClassifier(alpha=0.8, fit_intercept=True),
+        X,
+        y,
+        Xt,
+        yt,
+        n_points=6,
         outputs=("last", "avg"),
     )
     assert list(curve["trials"]) == [50, 100, 150, 200, 250, 300]
