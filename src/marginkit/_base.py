@@ -170,6 +170,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._check_streamable()
+        check_classification_targets(classes)
         if np.asarray(classes).shape[0] < 2:
             raise ValueError(
                 "The number of classes has to be greater than one; "

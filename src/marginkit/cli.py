@@ -12,7 +12,7 @@ Usage::
         [--data-dir DIR] [--quick] [...]
     marginkit reproduce ... [--workers N | --scheduler ADDRESS] [--plot PATH]
     marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
-        [--checkpoint PATH [--checkpoint-every N]]
+        [--checkpoint PATH [--checkpoint-every N] | --chunk-size N]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
@@ -301,6 +301,14 @@ def _add_model_commands(commands):
         metavar="N",
         help="trials between checkpoints (default: one per epoch)",
     )
+    train.add_argument(
+        "--chunk-size",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="stream the file N lines at a time, never holding it whole; the model is "
+        "that of training in memory with shuffle=False (default: read it whole)",
+    )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_data_options(train)
 
@@ -357,6 +365,7 @@ def _train(args) -> int:
             n_features=args.n_features,
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
+            chunk_size=args.chunk_size,
             **_read_options(args),
         )
     except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:

@@ -42,7 +42,7 @@ import numpy as np
 from ._utils import DataSummary, row_norms_p
 from .tasks import data_format
 
-__all__ = ["FileStream", "fit_file"]
+__all__ = ["FileStream", "check_streamable", "fit_file", "fit_stream"]
 
 
 def _open(path):
@@ -274,8 +274,7 @@ def fit_file(
         An estimator that cannot learn from a stream with its parameters, and the
         errors of :class:`FileStream`.
     """
-    estimator._validate_params()
-    estimator._check_streamable()  # before the scan: a mistake costs no pass over the file
+    check_streamable(estimator)  # before the scan: a mistake costs no pass over the file
     stream = FileStream(
         path,
         chunk_size,
@@ -283,6 +282,23 @@ def fit_file(
         n_features=n_features,
         label_column=label_column,
         skip_header=skip_header,
+        progress=progress,
     )
-    stream.progress = progress
+    return fit_stream(estimator, stream, callback)
+
+
+def check_streamable(estimator):
+    """A ValueError (or sklearn's InvalidParameterError) when ``estimator`` cannot be
+    fitted on a stream with its parameters."""
+    estimator._validate_params()
+    estimator._check_streamable()
+
+
+def fit_stream(estimator, stream, callback=None):
+    """Fit ``estimator`` on a :class:`FileStream` (made, and so scanned, already).
+
+    Returns
+    -------
+    estimator
+    """
     return estimator._fit_stream(stream, stream.classes, stream.summary, callback)

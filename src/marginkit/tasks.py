@@ -151,34 +151,72 @@ def train(
     n_features=None,
     checkpoint=None,
     checkpoint_every=None,
+    chunk_size=None,
     **read,
 ):
     """Fit ``estimator`` (a name) on a data file and save the model; a summary dict.
 
     With ``checkpoint``, training writes its progress there (every
     ``checkpoint_every`` trials) and resumes from it when it exists.
+
+    With ``chunk_size``, the file is read ``chunk_size`` lines at a time and never
+    held whole (:mod:`marginkit.streaming`): the model is that of a fit in memory with
+    ``shuffle=False``.
     """
-    X, y = read_data(data, fmt, n_features=n_features, **read)
     est = make_estimator(estimator, params)
+    if chunk_size is None:
+        X, y = read_data(data, fmt, n_features=n_features, **read)
+        n_samples, width = X.shape
+    elif checkpoint is not None or checkpoint_every is not None:
+        raise ValueError(
+            "a checkpoint records a position in data held in memory: it cannot be "
+            "combined with chunk_size (streaming)"
+        )
+    else:
+        from .streaming import FileStream, check_streamable
+
+        check_streamable(est)
+        stream = FileStream(data, chunk_size, fmt, n_features=n_features, **read)
+        n_samples, width = stream.n_samples, stream.n_features
     start = time.perf_counter()
     fit_options = {}
     if checkpoint is not None or checkpoint_every is not None:
         fit_options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est.fit(X, y, **fit_options)
+        if chunk_size is None:
+            est.fit(X, y, **fit_options)
+        else:
+            _fit_streaming(est, stream)
     seconds = time.perf_counter() - start
     save(est, model)
     return {
         "model": str(model),
         "estimator": estimator,
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
+        "n_samples": int(n_samples),
+        "n_features": int(width),
         "classes": [c.item() if hasattr(c, "item") else c for c in est.classes_],
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
         "train_seconds": seconds,
         "warnings": [str(w.message) for w in caught],
     }
+
+
+def _fit_streaming(est, stream):
+    """fit_stream, with one progress bar over the examples read (not one per chunk)."""
+    from tqdm.auto import tqdm
+
+    from .streaming import fit_stream
+
+    verbose = est.verbose
+    with tqdm(disable=not verbose, desc=type(est).__name__, unit="example", leave=False) as bar:
+        stream.progress = bar.update
+        est.set_params(verbose=0)
+        try:
+            fit_stream(est, stream)
+        finally:
+            est.set_params(verbose=verbose)
+            stream.progress = None
 
 
 def _read_for(model, data, fmt, read):

@@ -1,0 +1,326 @@
+"""Out-of-core training (marginkit.streaming): a file read in chunks gives fit's model."""
+
+import bz2
+import gzip
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
+
+import marginkit
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+from marginkit.cli import main
+from marginkit.persistence import load
+from marginkit.streaming import FileStream, fit_file
+from marginkit.tasks import read_data, train
+
+
+def _data(n=240, d=7, seed=0, three=True):
+    """Sparse non-negative rows; two classes separable by a plane, or three."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    X[X < 0.3] = 0.0
+    X = np.round(X, 4)
+    s = X[:, 0] - X[:, 1] + 0.5 * X[:, 2]
+    y = np.where(s > 0.1, 1, -1)
+    if three:
+        y[(s > -0.3) & (s <= 0.1)] = 2
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def svm_file(tmp_path_factory):
+    X, y = _data()
+    path = tmp_path_factory.mktemp("stream") / "train.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)  # one-based, as LIBSVM writes
+    return path
+
+
+# every estimator, with the parameters that change what a fit takes from all the data
+CASES = [
+    (ALMAClassifier, {"alpha": 0.9}),
+    (ALMAClassifier, {"p": 4, "fit_intercept": True, "n_epochs": 3}),
+    (ALMAClassifier, {"p": "log", "fit_intercept": True, "output": "voted"}),
+    (PerceptronClassifier, {"fit_intercept": True, "n_epochs": 2, "output": "avg"}),
+    (ROMMAClassifier, {"aggressive": True, "fit_intercept": True, "n_epochs": 2}),
+    (MarginPerceptronClassifier, {"max_iter": 30}),
+    (MarginPerceptronClassifier, {"gamma_guess": 0.2, "fit_intercept": True, "max_iter": 30}),
+    (PUMMAClassifier, {"max_epochs": 30, "delta": 0.1}),
+    (PUMMAClassifier, {"p": 3, "max_epochs": 5, "output": "avg"}),
+    (KernelALMAClassifier, {"gamma": "scale", "n_epochs": 2, "block_size": 16}),
+    (KernelALMAClassifier, {"kernel": "poly", "degree": 2, "gamma": 0.5, "output": "voted"}),
+    (KernelPerceptronClassifier, {"gamma": 0.7, "n_epochs": 2, "output": "avg"}),
+    (KernelROMMAClassifier, {"gamma": "scale", "n_epochs": 2}),
+    (KernelPUMMAClassifier, {"gamma": 0.5, "max_epochs": 8, "block_size": 16}),
+]
+
+ATTRIBUTES = (
+    "classes_",
+    "n_features_in_",
+    "n_corrections_",
+    "n_corrections_per_class_",
+    "n_trials_",
+    "R_",
+    "gamma_",
+    "radius_",
+    "gamma_guess_",
+    "n_restarts_",
+    "n_iter_",
+    "n_epochs_",
+    "converged_",
+    "n_conflicts_",
+    "margin_",
+    "support_",
+)
+
+
+def _assert_same_model(streamed, whole, X):
+    for name in ATTRIBUTES:
+        if hasattr(whole, name):
+            a, b = getattr(streamed, name), getattr(whole, name)
+            if np.asarray(b).dtype.kind == "f":
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13, err_msg=name)
+            else:
+                np.testing.assert_array_equal(a, b, err_msg=name)
+    a, b = streamed.decision_function(X), whole.decision_function(X)
+    if hasattr(whole, "_states"):  # the linear passes do the same arithmetic
+        np.testing.assert_array_equal(a, b)
+    else:  # the kernel engine's blocks follow the chunks: BLAS sums in another order
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(streamed.predict(X), whole.predict(X))
+
+
+@pytest.mark.parametrize(
+    "Est, params", CASES, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(CASES)]
+)
+@pytest.mark.parametrize("chunk_size", [3, 37, 10_000])
+def test_stream_gives_the_model_of_fit(svm_file, Est, params, chunk_size):
+    X, y = read_data(svm_file)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        whole = Est(**params).fit(X, y)
+        streamed = fit_file(Est(**params), svm_file, chunk_size=chunk_size)
+    _assert_same_model(streamed, whole, X)
+
+
+@pytest.mark.parametrize("case", [2, 10])
+def test_one_example_per_chunk(svm_file, case):
+    Est, params = CASES[case]
+    X, y = read_data(svm_file)
+    _assert_same_model(fit_file(Est(**params), svm_file, 1), Est(**params).fit(X, y), X)
+
+
+def test_first_pass_finds_what_the_whole_file_holds(svm_file):
+    X, y = read_data(svm_file)
+    stream = FileStream(svm_file, 50)
+    assert (stream.n_samples, stream.n_features) == X.shape
+    np.testing.assert_array_equal(stream.classes, np.unique(y))
+    assert stream.classes.dtype == np.int64
+    var = X.multiply(X).mean() - X.mean() ** 2
+    assert stream.summary.variance() == pytest.approx(var, rel=1e-12)
+    for p in (2.0, 3.5):
+        top = float(marginkit._utils.row_norms_p(X, p).max())
+        assert stream.summary.max_norm(p) == top
+    chunks = list(stream())
+    assert [c[0].shape[0] for c in chunks] == [50] * 4 + [40]
+    assert all(c[0].shape[1] == X.shape[1] for c in chunks)
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), y)
+
+
+def test_index_base_is_decided_for_the_whole_file(tmp_path):
+    # zero-based, but index 0 appears only in the last rows: the early chunks alone
+    # would look one-based
+    X, y = _data(n=120, three=False)
+    X[:-5, 0] = 0.0
+    X[-5:, 0] = 1.0
+    path = tmp_path / "zero.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=True)
+    Xf, _ = read_data(path)
+    assert Xf.shape[1] == X.shape[1]
+    streamed = fit_file(ALMAClassifier(), path, chunk_size=20)
+    assert streamed.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(Xf, y).coef_)
+
+
+@pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2")])
+def test_compressed_files(svm_file, tmp_path, opener, suffix):
+    path = tmp_path / f"train.svm{suffix}"
+    with opener(path, "wb") as f:
+        f.write(svm_file.read_bytes())
+    X, y = read_data(svm_file)
+    streamed = fit_file(PerceptronClassifier(), path, chunk_size=33)
+    np.testing.assert_array_equal(streamed.coef_, PerceptronClassifier().fit(X, y).coef_)
+
+
+def test_comments_and_blank_lines(svm_file, tmp_path):
+    lines = svm_file.read_text().splitlines()
+    noisy = ["# a header comment", ""]
+    for i, line in enumerate(lines):
+        noisy.append(line + (" # a trailing comment" if i % 3 == 0 else ""))
+        if i % 10 == 0:
+            noisy.append("")
+    path = tmp_path / "noisy.svm"
+    path.write_text("\n".join(noisy) + "\n")
+    X, y = read_data(svm_file)
+    streamed = fit_file(ALMAClassifier(), path, chunk_size=7)
+    assert streamed.n_trials_ == X.shape[0]
+    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+
+
+def test_csv_with_header_and_label_column(tmp_path):
+    X, y = _data(n=150)
+    path = tmp_path / "train.csv"
+    table = np.column_stack([y, X])
+    np.savetxt(path, table, delimiter=",", header="label," + ",".join("abcdefg"), comments="")
+    Xf, yf = read_data(path, label_column=0, skip_header=True)
+    whole = ROMMAClassifier(fit_intercept=True).fit(Xf, yf)
+    streamed = fit_file(
+        ROMMAClassifier(fit_intercept=True), path, 16, label_column=0, skip_header=True
+    )
+    _assert_same_model(streamed, whole, Xf)
+
+
+def test_continuous_labels_are_refused_as_fit_refuses_them(tmp_path):
+    X, _ = _data(n=60, three=False)
+    y = np.where(X[:, 0] > X[:, 1], 0.5, 1.5)
+    path = tmp_path / "float.svm"
+    dump_svmlight_file(X, y, str(path))
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        ALMAClassifier().fit(*read_data(path))
+    est = ALMAClassifier()
+    with pytest.raises(ValueError, match="Unknown label type: continuous"):
+        fit_file(est, path, chunk_size=8)
+    assert not hasattr(est, "classes_")
+
+
+def test_n_features_pads_the_model(svm_file):
+    streamed = fit_file(ALMAClassifier(), svm_file, chunk_size=40, n_features=12)
+    X, y = read_data(svm_file, n_features=12)
+    assert streamed.n_features_in_ == 12
+    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+
+
+def test_callback_and_progress_see_every_epoch_and_example(svm_file):
+    epochs, seen = [], []
+    fit_file(
+        ALMAClassifier(n_epochs=3),
+        svm_file,
+        chunk_size=64,
+        callback=lambda est, epoch: epochs.append((epoch, est.n_trials_)),
+        progress=seen.append,
+    )
+    assert epochs == [(0, 240), (1, 480), (2, 720)]
+    assert sum(seen) == 3 * 240 and max(seen) == 64
+
+
+# -- errors: each before any work, the estimator untouched -------------------------------
+
+
+def test_estimators_that_cannot_stream_say_why_and_keep_their_model(svm_file):
+    X, y = read_data(svm_file)
+    est = ALMAClassifier().fit(X, y)
+    coef = est.coef_.copy()
+    est.set_params(shuffle=True)
+    with pytest.raises(ValueError, match="shuffle=True needs all the data in memory"):
+        fit_file(est, svm_file, 10)
+    np.testing.assert_array_equal(est.coef_, coef)
+    for pumma in (PUMMAClassifier(lam=0.5), KernelPUMMAClassifier(lam=0.5)):
+        with pytest.raises(ValueError, match="lam=0.5: the soft margin"):
+            fit_file(pumma, svm_file, 10)
+        assert not hasattr(pumma, "classes_")
+    with pytest.raises(InvalidParameterError, match="alpha"):
+        fit_file(ALMAClassifier(alpha=2.0), svm_file, 10)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "10"])
+def test_chunk_size_must_be_a_positive_integer(svm_file, bad):
+    with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
+        FileStream(svm_file, bad)
+
+
+def test_missing_empty_and_unreadable_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no data file at"):
+        FileStream(tmp_path / "absent.svm", 10)
+    empty = tmp_path / "empty.svm"
+    empty.write_text("# only a comment\n\n")
+    with pytest.raises(ValueError, match="no examples"):
+        FileStream(empty, 10)
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5\n" * 25 + "-1 3:oops\n")
+    with pytest.raises(
+        ValueError,
+        match=r"cannot be read as an svmlight file \(in the chunk "
+        r"from line 21",
+    ):
+        FileStream(bad, 10)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,0.5,0.2\n" * 12 + "-1,0.5\n")  # within a chunk: numpy says it
+    with pytest.raises(
+        ValueError, match="numeric CSV file .in the chunk from line 11: the number"
+    ):
+        FileStream(ragged, 5, label_column=0)
+    ragged.write_text("1,0.5,0.2\n" * 10 + "-1,0.5\n" * 3)  # from one chunk to the next
+    with pytest.raises(ValueError, match="rows of 2 and of 1 features"):
+        FileStream(ragged, 5, label_column=0)
+    one = tmp_path / "one.csv"
+    one.write_text("1\n2\n")
+    with pytest.raises(ValueError, match="a label column and at least one feature"):
+        FileStream(one, 5)
+
+
+def test_n_features_smaller_than_the_file(svm_file):
+    with pytest.raises(ValueError, match="n_features was given as 3, but the file has 7"):
+        FileStream(svm_file, 10, n_features=3)
+
+
+def test_one_class_is_refused(tmp_path):
+    path = tmp_path / "one.svm"
+    path.write_text("1 1:0.5\n1 2:0.5\n")
+    with pytest.raises(ValueError, match="greater than one; got 1 class"):
+        fit_file(ALMAClassifier(), path, 1)
+
+
+# -- the train task and the command line ------------------------------------------------
+
+
+def test_train_task_streams_to_the_same_model(svm_file, tmp_path):
+    a = train(svm_file, "alma", tmp_path / "a.skops", params={"alpha": 0.8}, chunk_size=25)
+    b = train(svm_file, "alma", tmp_path / "b.skops", params={"alpha": 0.8})
+    assert (a["n_samples"], a["n_features"], a["classes"]) == (240, 7, [-1, 1, 2])
+    assert a["n_corrections"] == b["n_corrections"]
+    np.testing.assert_array_equal(
+        load(tmp_path / "a.skops").coef_, load(tmp_path / "b.skops").coef_
+    )
+    with pytest.raises(ValueError, match="cannot be combined with chunk_size"):
+        train(svm_file, "alma", tmp_path / "c.skops", chunk_size=25, checkpoint=tmp_path / "k")
+    assert not (tmp_path / "c.skops").exists()
+
+
+def test_cli_chunk_size(svm_file, tmp_path, capsys):
+    model = tmp_path / "m.skops"
+    argv = ["train", str(svm_file), "--estimator", "kernel-perceptron", "--model", str(model)]
+    assert main([*argv, "--param", "gamma=0.5", "--chunk-size", "50"]) == 0
+    out = capsys.readouterr().err
+    assert "trained kernel-perceptron on 240 examples x 7 features" in out
+    X, y = read_data(svm_file)
+    whole = KernelPerceptronClassifier(gamma=0.5).fit(X, y)
+    np.testing.assert_allclose(load(model).decision_function(X), whole.decision_function(X))
+    assert main([*argv, "--chunk-size", "0"]) == 2
+    assert "--chunk-size: must be >= 1" in capsys.readouterr().err
+    assert main([*argv, "--chunk-size", "5", "--checkpoint", str(tmp_path / "k")]) == 2
+    assert "cannot be combined with chunk_size" in capsys.readouterr().err
+    assert main([*argv, "--chunk-size", "5", "--param", "shuffle=True"]) == 2
+    assert "shuffle=True needs all the data in memory" in capsys.readouterr().err
