@@ -1,0 +1,115 @@
+"""Every estimator under dask_ml.wrappers.Incremental, on a real LocalCluster.
+
+Incremental calls partial_fit on the blocks of a dask array, one after another (on
+the workers, the model passed from task to task); with ``shuffle_blocks=False`` that
+is the model of partial_fit over the same blocks in order, here, which the tests
+compare exactly.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from sklearn.exceptions import ConvergenceWarning
+
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+
+pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
+wrappers = pytest.importorskip("dask_ml.wrappers", reason="Incremental needs the 'dask' extra")
+da = pytest.importorskip("dask.array")
+
+ESTIMATORS = [
+    ALMAClassifier(p=4, alpha=0.8, fit_intercept=True),
+    PerceptronClassifier(output="avg"),
+    ROMMAClassifier(aggressive=True, fit_intercept=True),
+    MarginPerceptronClassifier(gamma_guess=0.5, output="voted"),
+    PUMMAClassifier(lam=0.5, delta=0.1),
+    KernelALMAClassifier(gamma=0.3, output="voted", block_size=32),
+    KernelPerceptronClassifier(kernel="poly", degree=2, gamma=0.2),
+    KernelROMMAClassifier(gamma="scale", output="avg"),
+    KernelPUMMAClassifier(gamma=0.3, lam=0.5),
+]
+
+
+@pytest.fixture(scope="module")
+def client():
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster, timeout="60s") as client,
+    ):
+        yield client
+
+
+def _serial(est, X, y, blocks, classes):
+    from sklearn.base import clone
+
+    model = clone(est)
+    for lo, hi in blocks:
+        model.partial_fit(X[lo:hi], y[lo:hi], classes=classes)
+    return model
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_incremental_equals_partial_fit_over_the_blocks(client, est, kind):
+    X, y = make_blobs_pm(n=360, d=6, n_classes=3, seed=4)
+    classes = np.unique(y)
+    dX = da.from_array(X, chunks=(100, 6))  # blocks of 100, 100, 100 and 60 rows
+    dy = da.from_array(y, chunks=100)
+    if kind == "sparse":
+        X = sp.csr_matrix(np.where(np.abs(X) > 0.8, X, 0.0))
+        dX = da.from_array(X.toarray(), chunks=(100, 6)).map_blocks(sp.csr_matrix)
+    blocks = [(0, 100), (100, 200), (200, 300), (300, 360)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        inc = wrappers.Incremental(est, shuffle_blocks=False, scoring="accuracy")
+        inc.fit(dX, dy, classes=classes)
+        serial = _serial(est, X, y, blocks, classes)
+    model = inc.estimator_
+    assert model.n_corrections_ == serial.n_corrections_
+    assert model.n_trials_ == serial.n_trials_ == 360
+    np.testing.assert_array_equal(model.decision_function(X), serial.decision_function(X))
+    # prediction and scoring through the wrapper run block by block on the cluster
+    np.testing.assert_array_equal(inc.predict(dX).compute(), serial.predict(X))
+    assert inc.score(dX, dy) == pytest.approx(serial.score(X, y))
+
+
+def test_incremental_runs_more_epochs_by_refitting(client):
+    # a second fit of the wrapper carries on from the first: two epochs
+    X, y = make_blobs_pm(n=300, d=5, seed=2)
+    dX, dy = da.from_array(X, chunks=(75, 5)), da.from_array(y, chunks=75)
+    inc = wrappers.Incremental(ALMAClassifier(alpha=0.9), shuffle_blocks=False)
+    inc.fit(dX, dy, classes=[0, 1])
+    inc.partial_fit(dX, dy, classes=[0, 1])
+    two = ALMAClassifier(alpha=0.9, n_epochs=2).fit(X, y)
+    np.testing.assert_array_equal(inc.estimator_.coef_, two.coef_)
+
+
+def test_incremental_reports_partial_fit_errors(client):
+    X, y = make_blobs_pm(n=200, d=4, seed=1)
+    dX, dy = da.from_array(X, chunks=(50, 4)), da.from_array(y, chunks=50)
+    inc = wrappers.Incremental(ALMAClassifier(), shuffle_blocks=False)
+    with pytest.raises(ValueError, match="classes must be passed on the first call"):
+        inc.fit(dX, dy)
+    with pytest.raises(ValueError, match=r"y contains labels \[1\] that are not in classes"):
+        inc.fit(dX, dy, classes=[0, 2])
