@@ -26,3 +26,21 @@ def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
         mask = rng.uniform(size=X.shape) < sparse_density
         X = sp.csr_matrix(X * mask)
     return X, y
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A client of a real dask.distributed LocalCluster: 2 worker processes, one thread
+    each, on loopback, with no dashboard; closed after the module's tests."""
+    distributed = pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster, timeout="60s") as client,
+    ):
+        yield client

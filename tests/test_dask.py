@@ -46,11 +46,10 @@ def test_cluster_options_are_checked(tmp_path, capsys):
     assert "exclude each other" in capsys.readouterr().err
 
 
-def test_prediction_over_dask_arrays_on_a_cluster():
+def test_prediction_over_dask_arrays_on_a_cluster(dask_client):
     import dask.array as da
     import numpy as np
     from conftest import make_blobs_pm
-    from distributed import Client, LocalCluster
 
     from marginkit import KernelALMAClassifier, PUMMAClassifier
     from marginkit import distributed as md
@@ -60,28 +59,18 @@ def test_prediction_over_dask_arrays_on_a_cluster():
         PUMMAClassifier(lam=1.0, max_epochs=20, output="avg"),
         KernelALMAClassifier(kernel="rbf", gamma=0.5, n_epochs=2, output="voted"),
     ]
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster),
-    ):
-        for model in models:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                model.fit(X, y)
-            dX = da.from_array(X, chunks=(150, 2))  # column blocks are joined first
-            np.testing.assert_array_equal(md.predict(model, dX).compute(), model.predict(X))
-            np.testing.assert_allclose(
-                md.decision_function(model, dX).compute(), model.decision_function(X)
-            )
-            result = md.evaluate(model, dX, y)
-            assert result["n_samples"] == 600
-            assert result["error"] == pytest.approx(np.mean(model.predict(X) != y))
+    for model in models:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X, y)
+        dX = da.from_array(X, chunks=(150, 2))  # column blocks are joined first
+        np.testing.assert_array_equal(md.predict(model, dX).compute(), model.predict(X))
+        np.testing.assert_allclose(
+            md.decision_function(model, dX).compute(), model.decision_function(X)
+        )
+        result = md.evaluate(model, dX, y)
+        assert result["n_samples"] == 600
+        assert result["error"] == pytest.approx(np.mean(model.predict(X) != y))
     with pytest.raises(TypeError, match="expected a dask array"):
         md.predict(models[0], X)
     with pytest.raises(ValueError, match="expected a 2-d dask array"):

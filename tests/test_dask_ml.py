@@ -43,23 +43,6 @@ ESTIMATORS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster, timeout="60s") as client,
-    ):
-        yield client
-
-
 def _serial(est, X, y, blocks, classes):
     from sklearn.base import clone
 
@@ -71,7 +54,7 @@ def _serial(est, X, y, blocks, classes):
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize("kind", ["dense", "sparse"])
-def test_incremental_equals_partial_fit_over_the_blocks(client, est, kind):
+def test_incremental_equals_partial_fit_over_the_blocks(dask_client, est, kind):
     X, y = make_blobs_pm(n=360, d=6, n_classes=3, seed=4)
     classes = np.unique(y)
     dX = da.from_array(X, chunks=(100, 6))  # blocks of 100, 100, 100 and 60 rows
@@ -94,7 +77,7 @@ def test_incremental_equals_partial_fit_over_the_blocks(client, est, kind):
     assert inc.score(dX, dy) == pytest.approx(serial.score(X, y))
 
 
-def test_incremental_runs_more_epochs_by_refitting(client):
+def test_incremental_runs_more_epochs_by_refitting(dask_client):
     # a second fit of the wrapper carries on from the first: two epochs
     X, y = make_blobs_pm(n=300, d=5, seed=2)
     dX, dy = da.from_array(X, chunks=(75, 5)), da.from_array(y, chunks=75)
@@ -105,7 +88,7 @@ def test_incremental_runs_more_epochs_by_refitting(client):
     np.testing.assert_array_equal(inc.estimator_.coef_, two.coef_)
 
 
-def test_incremental_reports_partial_fit_errors(client):
+def test_incremental_reports_partial_fit_errors(dask_client):
     X, y = make_blobs_pm(n=200, d=4, seed=1)
     dX, dy = da.from_array(X, chunks=(50, 4)), da.from_array(y, chunks=50)
     inc = wrappers.Incremental(ALMAClassifier(), shuffle_blocks=False)
