@@ -324,3 +324,66 @@ def test_cli_chunk_size(svm_file, tmp_path, capsys):
     assert "cannot be combined with chunk_size" in capsys.readouterr().err
     assert main([*argv, "--chunk-size", "5", "--param", "shuffle=True"]) == 2
     assert "shuffle=True needs all the data in memory" in capsys.readouterr().err
+
+
+# -- no first pass when the labels, the width and the index base are given ---------------
+
+
+def test_given_classes_width_and_base_spare_the_first_pass(svm_file, monkeypatch):
+    X, y = read_data(svm_file)
+
+    def no_survey(self, raw):
+        raise AssertionError("a pass over the whole file")
+
+    with monkeypatch.context() as m:
+        m.setattr(FileStream, "_survey", no_survey)
+        stream = FileStream(svm_file, 50, classes=[2, -1, 1], n_features=7, zero_based=False)
+        assert stream.n_samples is None and stream.n_features == 7
+        np.testing.assert_array_equal(stream.classes, [-1, 1, 2])
+        assert stream.classes.dtype == np.int64
+        streamed = marginkit.streaming.fit_stream(ALMAClassifier(n_epochs=2), stream)
+    assert stream.n_samples == 240
+    _assert_same_model(streamed, ALMAClassifier(n_epochs=2).fit(X, y), X)
+    # a variance (gamma="scale") costs one more pass, and is that of the whole file
+    kernel = fit_file(
+        KernelROMMAClassifier(), svm_file, 40, classes=[-1, 1, 2], n_features=7, zero_based=False
+    )
+    _assert_same_model(kernel, KernelROMMAClassifier().fit(X, y), X)
+
+
+def test_given_classes_on_a_csv_file(tmp_path):
+    X, y = _data(n=90)
+    path = tmp_path / "t.csv"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",")
+    streamed = fit_file(PerceptronClassifier(), path, 20, classes=[-1, 1, 2])
+    whole = PerceptronClassifier().fit(*read_data(path))
+    _assert_same_model(streamed, whole, X)
+
+
+def test_labels_outside_the_given_classes(svm_file):
+    with pytest.raises(ValueError, match=r"labels \[2\] are not among the classes given"):
+        FileStream(svm_file, 50, classes=[-1, 1])
+    est = ALMAClassifier()
+    with pytest.raises(ValueError, match=r"y contains labels \[2\] that are not in classes"):
+        fit_file(est, svm_file, 50, classes=[-1, 1], n_features=7, zero_based=False)
+    # more classes than the file holds: a problem that never sees a positive example
+    more = fit_file(ALMAClassifier(), svm_file, 50, classes=[-1, 1, 2, 3])
+    np.testing.assert_array_equal(more.classes_, [-1, 1, 2, 3])
+    with pytest.raises(ValueError, match="zero_based must be True, False or 'auto'"):
+        FileStream(svm_file, 50, zero_based=1)
+
+
+def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys):
+    with pytest.raises(ValueError, match="options of streaming: give chunk_size"):
+        train(svm_file, "alma", tmp_path / "x.skops", classes=[-1, 1, 2])
+    model = tmp_path / "m.skops"
+    argv = ["train", str(svm_file), "--estimator", "alma", "--model", str(model)]
+    one_pass = ["--chunk-size", "60", "--classes=-1,1,2", "--n-features", "7"]
+    assert main([*argv, *one_pass, "--first-index", "1"]) == 0
+    assert "trained alma on 240 examples x 7 features" in capsys.readouterr().err
+    X, y = read_data(svm_file)
+    np.testing.assert_array_equal(load(model).coef_, ALMAClassifier().fit(X, y).coef_)
+    assert main([*argv, "--chunk-size", "60", "--classes", "1"]) == 2
+    assert "at least two labels are needed" in capsys.readouterr().err
+    assert main([*argv, "--chunk-size", "60", "--first-index", "2"]) == 2
+    assert "invalid choice: 2" in capsys.readouterr().err

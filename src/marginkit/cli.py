@@ -12,7 +12,8 @@ Usage::
         [--data-dir DIR] [--quick] [...]
     marginkit reproduce ... [--workers N | --scheduler ADDRESS] [--plot PATH]
     marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
-        [--checkpoint PATH [--checkpoint-every N] | --chunk-size N]
+        [--checkpoint PATH [--checkpoint-every N] | --chunk-size N [--classes A,B,...]
+        [--first-index 0|1]]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
@@ -86,6 +87,16 @@ def _number_list(convert, kind, valid, requirement):
 
 _degrees = _number_list(int, "integers", lambda v: v >= 1, "degrees must be >= 1")
 _alphas = _number_list(float, "numbers", lambda v: 0.0 < v <= 1.0, "alphas must lie in (0, 1]")
+
+
+def _labels(text: str) -> list:
+    """An argparse type: comma-separated labels, numbers where they read as numbers."""
+    from .tasks import parse_param
+
+    labels = [parse_param(f"label={t.strip()}")[1] for t in text.split(",") if t.strip()]
+    if len(labels) < 2:
+        raise argparse.ArgumentTypeError(f"at least two labels are needed, got {text!r}")
+    return labels
 
 
 def _datasets(text: str) -> list:
@@ -309,6 +320,23 @@ def _add_model_commands(commands):
         help="stream the file N lines at a time, never holding it whole; the model is "
         "that of training in memory with shuffle=False (default: read it whole)",
     )
+    train.add_argument(
+        "--classes",
+        type=_labels,
+        default=None,
+        metavar="A,B,...",
+        help="with --chunk-size: all the labels of the file (--classes=-1,1 when the "
+        "first is negative); with --n-features (and --first-index for svmlight) the "
+        "stream needs no first pass over the file",
+    )
+    train.add_argument(
+        "--first-index",
+        type=int,
+        choices=(0, 1),
+        default=None,
+        help="with --chunk-size, svmlight: the index of the first feature (default: "
+        "found by a first pass, as scikit-learn's zero_based='auto')",
+    )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_data_options(train)
 
@@ -366,6 +394,8 @@ def _train(args) -> int:
             checkpoint=args.checkpoint,
             checkpoint_every=args.checkpoint_every,
             chunk_size=args.chunk_size,
+            classes=args.classes,
+            zero_based="auto" if args.first_index is None else args.first_index == 0,
             **_read_options(args),
         )
     except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:

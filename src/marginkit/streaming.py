@@ -60,9 +60,11 @@ class FileStream:
 
     Calling the stream starts a pass: an iterator of ``(X, y)`` chunks of at most
     ``chunk_size`` examples, CSR for svmlight and dense for CSV, with the labels and
-    the column count of the whole file. Construction makes the first pass (the
-    scan); :attr:`summary`, :attr:`classes`, :attr:`n_samples` and
-    :attr:`n_features` tell what it found.
+    the column count of the whole file. Construction makes the first pass (the scan),
+    unless what it would find is given: ``classes``, and for svmlight ``n_features``
+    and ``zero_based``. :attr:`summary`, :attr:`classes` and :attr:`n_features` tell
+    what the stream holds, :attr:`zero_based` how its svmlight indices count;
+    :attr:`n_samples` is known after the scan or a pass.
 
     Parameters
     ----------
@@ -73,6 +75,13 @@ class FileStream:
         None: from the file name, as :func:`marginkit.tasks.read_data`.
     n_features : int, optional
         svmlight: the number of features (the file must not use a larger index).
+    classes : array-like, optional
+        All the labels the file can hold (a label outside them is an error when it is
+        read); None: those of the file, found by the scan.
+    zero_based : bool or "auto", default="auto"
+        svmlight: whether the first feature's index is 0 or 1; "auto" as
+        ``load_svmlight_file`` decides, for the whole file (one-based when no index is
+        0), which needs the scan.
     label_column : int, default=-1
         CSV: the column of the label.
     skip_header : bool, default=False
@@ -86,7 +95,8 @@ class FileStream:
         No file at ``path``.
     ValueError
         A file that cannot be read in that format (the reason, and the line the bad
-        chunk starts at), no examples, or an index beyond ``n_features``.
+        chunk starts at), no examples, an index beyond ``n_features``, or a label
+        outside ``classes``.
     """
 
     def __init__(
@@ -96,6 +106,8 @@ class FileStream:
         fmt=None,
         *,
         n_features=None,
+        classes=None,
+        zero_based="auto",
         label_column=-1,
         skip_header=False,
         progress=None,
@@ -107,15 +119,33 @@ class FileStream:
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size}")
+        if not (isinstance(zero_based, bool) or zero_based == "auto"):
+            raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         self.chunk_size = int(chunk_size)
         self.fmt = data_format(self.path, fmt)
         self.label_column = label_column
         self.skip_header = skip_header
         self.progress = progress
-        self._zero_based = True
-        self._n_features = None
+        self.n_samples = None
+        self.zero_based = zero_based
+        self._n_features = n_features
         self._integral = False
-        self._scan(n_features)
+        if classes is not None:
+            classes = np.unique(np.asarray(classes))
+            self._integral = classes.dtype.kind in "iub" or bool(
+                classes.dtype.kind == "f" and np.all(classes == np.round(classes))
+            )
+            classes = classes.astype(np.int64) if self._integral else classes
+        known = self.fmt == "csv" or (n_features is not None and zero_based != "auto")
+        if classes is None or not known:
+            self._scan(n_features, classes)
+        else:
+            if self.fmt == "csv":  # the columns of the first chunk
+                first = next(self._chunks(raw=True), None)
+                if first is None:
+                    raise ValueError(f"{self.path}: no examples")
+                self._n_features = first[0].shape[1]
+            self._set(self._n_features, classes, self._moments)
 
     # -- reading -------------------------------------------------------------------
     def _line_chunks(self):
@@ -142,7 +172,7 @@ class FileStream:
                     io.BytesIO(text),
                     n_features=None if raw else self._n_features,
                     dtype=np.float64,
-                    zero_based=True if raw else self._zero_based,
+                    zero_based=True if raw else self.zero_based,
                 )
             else:
                 table = np.loadtxt(io.BytesIO(text), delimiter=",", ndmin=2)
@@ -157,8 +187,8 @@ class FileStream:
                 f"{self.path}: cannot be read as {kind} file (in the chunk from line "
                 f"{line}: {exc})"
             ) from exc
-        if not raw and self._integral:
-            y = y.astype(np.int64)
+        if not raw and self._integral and np.all(y == np.round(y)):
+            y = y.astype(np.int64)  # else a label outside classes, refused by the fit
         return X, y
 
     def _chunks(self, raw=False):
@@ -169,17 +199,22 @@ class FileStream:
 
     def __call__(self):
         """A pass over the file: its ``(X, y)`` chunks, in order."""
+        n = 0
         for X, y in self._chunks():
+            n += X.shape[0]
             if self.progress is not None:
                 self.progress(X.shape[0])
             yield X, y
+        self.n_samples = n
 
-    # -- the first pass ----------------------------------------------------------------
-    def _scan(self, n_features):
+    # -- what the whole file holds ---------------------------------------------------
+    def _survey(self, raw):
+        """Rows, widest row, lowest index, labels, whether all are integral, and the
+        sum and sum of squares of the entries: one pass."""
         n, width, low = 0, 0, None
         labels, integral = [], True
         total = total_sq = 0.0
-        for X, y in self._chunks(raw=True):
+        for X, y in self._chunks(raw=raw):
             n += X.shape[0]
             labels.append(np.unique(y))
             integral = integral and bool(np.all(y == np.round(y)))
@@ -200,10 +235,16 @@ class FileStream:
             total_sq += float(np.sum(np.square(values)))
         if n == 0:
             raise ValueError(f"{self.path}: no examples")
+        labels = np.unique(np.concatenate(labels))
+        return n, width, low, labels, integral, total, total_sq
+
+    def _scan(self, n_features, classes):
+        n, width, low, labels, integral, total, total_sq = self._survey(raw=True)
         if self.fmt == "svmlight":
-            # load_svmlight_file's zero_based="auto": one-based when no index is 0
-            self._zero_based = low is None or low == 0
-            width = width if self._zero_based else width - 1
+            if self.zero_based == "auto":
+                # load_svmlight_file's zero_based="auto": one-based when no index is 0
+                self.zero_based = low is None or low == 0
+            width = width if self.zero_based else width - 1
             if n_features is not None:
                 if width > n_features:
                     raise ValueError(
@@ -211,18 +252,35 @@ class FileStream:
                         f"has {width} features"
                     )
                 width = int(n_features)
-        self._n_features = width
-        self._integral = integral
+        labels = labels.astype(np.int64) if integral else labels
+        if classes is None:
+            self._integral = integral
+            classes = labels
+        else:
+            unknown = np.setdiff1d(labels, classes)
+            if unknown.size:
+                raise ValueError(
+                    f"{self.path}: labels {unknown} are not among the classes given, {classes}"
+                )
         self.n_samples = n
-        self.n_features = width
-        classes = np.unique(np.concatenate(labels))
-        self.classes = classes.astype(np.int64) if integral else classes
-        cells = n * width
-        mean = total / cells if cells else 0.0
-        var = total_sq / cells - mean**2 if cells else 0.0
-        self.summary = DataSummary(
-            width, self.fmt == "svmlight", self._max_norm, lambda: max(var, 0.0)
-        )
+        self._set(width, classes, lambda: (n, total, total_sq))
+
+    def _set(self, width, classes, moments):
+        self._n_features = self.n_features = int(width)
+        self.classes = classes
+
+        def variance():
+            n, total, total_sq = moments()
+            cells = n * width
+            mean = total / cells if cells else 0.0
+            return max(total_sq / cells - mean**2, 0.0) if cells else 0.0
+
+        self.summary = DataSummary(width, self.fmt == "svmlight", self._max_norm, variance)
+
+    def _moments(self):
+        """(rows, sum, sum of squares) of the entries: one more pass."""
+        n, _, _, _, _, total, total_sq = self._survey(raw=False)
+        return n, total, total_sq
 
     def _max_norm(self, p):
         """The largest p-norm of an instance: one more pass."""
@@ -239,6 +297,8 @@ def fit_file(
     fmt=None,
     *,
     n_features=None,
+    classes=None,
+    zero_based="auto",
     label_column=-1,
     skip_header=False,
     callback=None,
@@ -257,8 +317,10 @@ def fit_file(
         coordinate per example across the epochs).
     path : str or path-like
     chunk_size : int >= 1, default=10000
-    fmt, n_features, label_column, skip_header
-        As in :class:`FileStream`.
+    fmt, n_features, classes, zero_based, label_column, skip_header
+        As in :class:`FileStream`. With ``classes`` (and, for svmlight, ``n_features``
+        and ``zero_based``) given, the fit makes no first pass over the file: one pass
+        an epoch is all it reads, unless it needs a norm or a variance.
     callback : callable, optional
         ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`.
     progress : callable, optional
@@ -280,6 +342,8 @@ def fit_file(
         chunk_size,
         fmt,
         n_features=n_features,
+        classes=classes,
+        zero_based=zero_based,
         label_column=label_column,
         skip_header=skip_header,
         progress=progress,

@@ -152,6 +152,8 @@ def train(
     checkpoint=None,
     checkpoint_every=None,
     chunk_size=None,
+    classes=None,
+    zero_based="auto",
     **read,
 ):
     """Fit ``estimator`` (a name) on a data file and save the model; a summary dict.
@@ -161,9 +163,12 @@ def train(
 
     With ``chunk_size``, the file is read ``chunk_size`` lines at a time and never
     held whole (:mod:`marginkit.streaming`): the model is that of a fit in memory with
-    ``shuffle=False``.
+    ``shuffle=False``; ``classes`` and ``zero_based`` (see
+    :class:`marginkit.streaming.FileStream`) spare it the first pass over the file.
     """
     est = make_estimator(estimator, params)
+    if chunk_size is None and (classes is not None or zero_based != "auto"):
+        raise ValueError("classes and zero_based are options of streaming: give chunk_size")
     if chunk_size is None:
         X, y = read_data(data, fmt, n_features=n_features, **read)
         n_samples, width = X.shape
@@ -176,8 +181,16 @@ def train(
         from .streaming import FileStream, check_streamable
 
         check_streamable(est)
-        stream = FileStream(data, chunk_size, fmt, n_features=n_features, **read)
-        n_samples, width = stream.n_samples, stream.n_features
+        stream = FileStream(
+            data,
+            chunk_size,
+            fmt,
+            n_features=n_features,
+            classes=classes,
+            zero_based=zero_based,
+            **read,
+        )
+        width = stream.n_features
     start = time.perf_counter()
     fit_options = {}
     if checkpoint is not None or checkpoint_every is not None:
@@ -188,6 +201,7 @@ def train(
             est.fit(X, y, **fit_options)
         else:
             _fit_streaming(est, stream)
+            n_samples = stream.n_samples  # known after the scan, or after a pass
     seconds = time.perf_counter() - start
     save(est, model)
     return {
