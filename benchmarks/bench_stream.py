@@ -50,9 +50,7 @@ CHILD = textwrap.dedent(
     if mode == "sgd":
         from sklearn.linear_model import SGDClassifier
         est = SGDClassifier(loss="hinge", random_state=0)
-        Xf = first[0]
-        Xf.indices, Xf.indptr = Xf.indices.astype(np.int32), Xf.indptr.astype(np.int32)
-        est.partial_fit(Xf, first[1], classes=np.unique(first[1]))
+        est.partial_fit(*first, classes=np.unique(first[1]))
         est = SGDClassifier(loss="hinge", random_state=0)
     else:
         make_estimator(name, params).fit(*first)
@@ -80,8 +78,7 @@ CHILD = textwrap.dedent(
         stream = FileStream(path, chunk)
         n = 0
         for Xc, yc in stream():
-            Xc.indices, Xc.indptr = Xc.indices.astype(np.int32), Xc.indptr.astype(np.int32)
-            est.partial_fit(Xc, yc, classes=stream.classes)  # it takes 32-bit indices only
+            est.partial_fit(Xc, yc, classes=stream.classes)
             n += Xc.shape[0]
     seconds = time.perf_counter() - start
     np.save(out, est.coef_)

@@ -136,6 +136,7 @@ def test_first_pass_finds_what_the_whole_file_holds(svm_file):
         assert stream.summary.max_norm(p) == top
     chunks = list(stream())
     assert [c[0].shape[0] for c in chunks] == [50] * 4 + [40]
+    assert chunks[0][0].indices.dtype == np.int32  # as every scikit-learn estimator takes
     assert all(c[0].shape[1] == X.shape[1] for c in chunks)
     np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), y)
 

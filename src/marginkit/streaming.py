@@ -189,6 +189,9 @@ class FileStream:
             ) from exc
         if not raw and self._integral and np.all(y == np.round(y)):
             y = y.astype(np.int64)  # else a label outside classes, refused by the fit
+        if not raw and self.fmt == "svmlight" and X.nnz < 2**31 and X.shape[1] < 2**31:
+            # 32-bit indices, which every scikit-learn estimator takes
+            X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
         return X, y
 
     def _chunks(self, raw=False):
