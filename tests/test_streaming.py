@@ -388,3 +388,71 @@ def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys
     assert "at least two labels are needed" in capsys.readouterr().err
     assert main([*argv, "--chunk-size", "60", "--first-index", "2"]) == 2
     assert "invalid choice: 2" in capsys.readouterr().err
+
+
+# -- found in review: each a fixed mistake ------------------------------------------------
+
+
+def test_csv_chunks_of_blank_or_comment_lines(tmp_path):
+    path = tmp_path / "gaps.csv"
+    path.write_text("1,0,1\n0,1,-1\n\n\n# a note\n# another\n2,0,1\n0,2,-1\n\n")
+    whole = PerceptronClassifier().fit(*read_data(path))
+    for chunk_size in (1, 2, 3):
+        streamed = fit_file(PerceptronClassifier(), path, chunk_size)
+        np.testing.assert_array_equal(streamed.coef_, whole.coef_)
+        assert streamed.n_trials_ == 4
+
+
+def test_margin_perceptron_refuses_labels_outside_classes(tmp_path):
+    path = tmp_path / "odd.svm"
+    path.write_text("1 1:1\n-1 1:-1\n5 1:2\n")
+    with pytest.raises(ValueError, match=r"y contains labels \[5\] that are not in classes"):
+        fit_file(
+            MarginPerceptronClassifier(), path, 2, classes=[-1, 1], n_features=1, zero_based=False
+        )
+
+
+def test_a_late_error_leaves_a_fitted_estimator_as_it_was(svm_file, tmp_path):
+    X, y = read_data(svm_file)
+    est = ALMAClassifier().fit(X, y)
+    coef, n = est.coef_.copy(), est.n_corrections_
+    bad = tmp_path / "late.svm"
+    bad.write_text(svm_file.read_text() + "7 1:0.5\n")  # a label the classes lack, last
+    with pytest.raises(ValueError, match=r"y contains labels \[7\]"):
+        fit_file(est, bad, 50, classes=[-1, 1, 2], n_features=7, zero_based=False)
+    np.testing.assert_array_equal(est.coef_, coef)
+    assert est.n_corrections_ == n and est.n_trials_ == X.shape[0]
+
+
+def test_train_counts_the_examples_when_every_pass_stopped_early(tmp_path):
+    rng = np.random.RandomState(1)
+    X = rng.randn(40, 3)
+    y = np.where(rng.rand(40) > 0.5, 1, -1)  # noise: the first guess overruns its budget
+    path = tmp_path / "noise.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    given = {"classes": [-1, 1], "n_features": 3, "zero_based": False}
+    stream = FileStream(path, 5, **given)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = marginkit.streaming.fit_stream(MarginPerceptronClassifier(max_iter=1), stream)
+        assert est.n_restarts_[0] == 1 and stream.n_samples is None  # no pass finished
+        assert stream.count() == 40
+        summary = train(
+            path,
+            "margin-perceptron",
+            tmp_path / "m.skops",
+            params={"max_iter": 1},
+            chunk_size=5,
+            **given,
+        )
+    assert summary["n_samples"] == 40
+
+
+def test_xz_files(svm_file, tmp_path):
+    import lzma
+
+    path = tmp_path / "train.svm.xz"
+    path.write_bytes(lzma.compress(svm_file.read_bytes()))
+    X, y = read_data(svm_file)
+    streamed = fit_file(ALMAClassifier(), path, chunk_size=33)
+    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)

@@ -176,11 +176,19 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 "The number of classes has to be greater than one; "
                 f"got {np.asarray(classes).shape[0]} class"
             )
-        self.classes_ = np.asarray(classes)
-        self.n_features_in_ = data.n_features
-        self._initialise(data)
-        self._update_counts()
-        self._stream_epochs(stream, callback)
+        # a stream can turn out bad late (a label outside classes, an index past the
+        # width): then the estimator is left as it was, as fit leaves it
+        before = dict(self.__dict__)
+        try:
+            self.classes_ = np.asarray(classes)
+            self.n_features_in_ = data.n_features
+            self._initialise(data)
+            self._update_counts()
+            self._stream_epochs(stream, callback)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
         return self
 
     def _check_streamable(self):
@@ -201,11 +209,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def _stream_pass(self, stream):
         """One epoch over a stream; the changes (updates, and PUMMA's conflicts) it made."""
         before = self._n_changes()
+        for X, y in self._stream_chunks(stream):
+            self._passes(X, y, [np.arange(X.shape[0])], None)
+        return self._n_changes() - before
+
+    def _stream_chunks(self, stream):
+        """A pass over a stream: its chunks, validated, with labels among ``classes_``."""
         for X, y in stream():
             X, y = self._validate_Xy(X, y, reset=False)
             _check_known(y, self.classes_)
-            self._passes(X, y, [np.arange(X.shape[0])], None)
-        return self._n_changes() - before
+            yield X, y
 
     def _n_changes(self):
         return self.n_corrections_

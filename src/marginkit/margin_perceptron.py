@@ -182,8 +182,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self._resume = {"problem": 0, "pos": 0, "done": False, "converged": []}
 
         def epoch(j):
-            for X, y in stream():
-                X, y = self._validate_Xy(X, y, reset=False)
+            for X, y in self._stream_chunks(stream):
                 batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
                 y_pm = self._targets(y)[j]
                 if not self._run_all(self._states[j], batch, y_pm, np.arange(X.shape[0])):

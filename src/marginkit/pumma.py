@@ -90,14 +90,9 @@ class _Streaming:
                 self.n_epochs_ = epochs + 1  # partial passes count chunks
                 bar.update(1)
         # the training margin: the smallest over the chunks
-        margins = [self._chunk_margins(X, y) for X, y in _validated(self, stream)]
+        margins = [self._chunk_margins(X, y) for X, y in self._stream_chunks(stream)]
         self.margin_ = np.min(margins, axis=0)
         _end_of_fit(self, done, callback)
-
-
-def _validated(est, stream):
-    for X, y in stream():
-        yield est._validate_Xy(X, y, reset=False)
 
 
 class PUMMAClassifier(_Streaming, OnlineLinearClassifier):

@@ -35,6 +35,8 @@ import bz2
 import gzip
 import io
 import itertools
+import lzma
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -46,12 +48,14 @@ __all__ = ["FileStream", "check_streamable", "fit_file", "fit_stream"]
 
 
 def _open(path):
-    """A binary file object, decompressing ``.gz`` and ``.bz2`` as scikit-learn does."""
+    """A binary file object, decompressing ``.gz``, ``.bz2`` and ``.xz``."""
     suffix = path.suffix.lower()
     if suffix == ".gz":
         return gzip.open(path, "rb")
     if suffix == ".bz2":
         return bz2.BZ2File(path, "rb")
+    if suffix == ".xz":
+        return lzma.open(path, "rb")
     return open(path, "rb")  # noqa: SIM115 - closed by the caller's ``with``
 
 
@@ -175,7 +179,11 @@ class FileStream:
                     zero_based=True if raw else self.zero_based,
                 )
             else:
-                table = np.loadtxt(io.BytesIO(text), delimiter=",", ndmin=2)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "loadtxt: input contained no data")
+                    table = np.loadtxt(io.BytesIO(text), delimiter=",", ndmin=2)
+                if table.shape[0] == 0:  # only blank or comment lines
+                    return np.zeros((0, self._n_features or 0)), np.zeros(0)
                 if table.shape[1] < 2:
                     raise ValueError("a CSV file needs a label column and at least one feature")
                 col = self.label_column % table.shape[1]
@@ -209,6 +217,12 @@ class FileStream:
                 self.progress(X.shape[0])
             yield X, y
         self.n_samples = n
+
+    def count(self):
+        """The number of examples: one pass, unless the scan or a pass counted them."""
+        if self.n_samples is None:
+            self.n_samples = sum(X.shape[0] for X, _ in self._chunks())
+        return self.n_samples
 
     # -- what the whole file holds ---------------------------------------------------
     def _survey(self, raw):
@@ -323,11 +337,12 @@ def fit_file(
     fmt, n_features, classes, zero_based, label_column, skip_header
         As in :class:`FileStream`. With ``classes`` (and, for svmlight, ``n_features``
         and ``zero_based``) given, the fit makes no first pass over the file: one pass
-        an epoch is all it reads, unless it needs a norm or a variance.
+        an epoch is all it reads, unless it needs a norm or a variance (and PUMMA's
+        ``margin_``, one pass more).
     callback : callable, optional
         ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`.
     progress : callable, optional
-        Called with the number of examples of each chunk the training passes read.
+        Called with the number of examples of each chunk the fit's passes read.
 
     Returns
     -------

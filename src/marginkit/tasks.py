@@ -201,7 +201,9 @@ def train(
             est.fit(X, y, **fit_options)
         else:
             _fit_streaming(est, stream)
-            n_samples = stream.n_samples  # known after the scan, or after a pass
+            n_samples = stream.n_samples  # known after the scan, or after a whole pass
+            if n_samples is None:  # every pass stopped early (a margin Perceptron budget)
+                n_samples = stream.count()
     seconds = time.perf_counter() - start
     save(est, model)
     return {
