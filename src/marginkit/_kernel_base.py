@@ -23,7 +23,10 @@ KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, defa
         Run on ``phi(x) / ||phi(x)||``, i.e. ``K(x, y) / sqrt(K(x, x) K(y, y))``, as
         kernel ALMA does.
     block_size : int >= 1, default=256
-        Examples per block of the engine; any value gives the same updates.
+        Examples per block of the engine; any value gives the same updates, but for
+        ties that rounding decides: aggressive ROMMA puts each example it corrects
+        exactly on its margin, and a later trial of that example can fall on either
+        side of 1 by the last bit, as the block's sums are ordered.
     cache_size : float >= 0, default=200
         Megabytes for the margin sums kept across the epochs of one :meth:`fit`."""
 
