@@ -171,11 +171,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """
         self._check_streamable()
         check_classification_targets(classes)
-        if np.asarray(classes).shape[0] < 2:
-            raise ValueError(
-                "The number of classes has to be greater than one; "
-                f"got {np.asarray(classes).shape[0]} class"
-            )
+        _check_two_classes(np.asarray(classes))
         # a stream can turn out bad late (a label outside classes, an index past the
         # width): then the estimator is left as it was, as fit leaves it
         before = dict(self.__dict__)
@@ -322,10 +318,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if not validated:
             X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {classes.shape[0]} class"
-            )
+        _check_two_classes(classes)
         self.classes_ = classes
         self._initialise(DataSummary.of(X))
         return X, y
@@ -337,10 +330,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             known = unique_labels(classes)
-            if known.shape[0] < 2:
-                raise ValueError(
-                    f"The number of classes has to be greater than one; got {known.shape[0]} class"
-                )
+            _check_two_classes(known)
         else:
             # raises when classes differ from those of the first call
             _check_partial_fit_first_call(self, classes)
@@ -560,6 +550,13 @@ def check_finite_state(est, state):
             f"{type(est).__name__}'s weights overflowed: on data that are not separable "
             "its hypothesis grows without bound. Use a soft margin (PUMMA's lam > 0), "
             "fewer epochs, or ALMA, whose hypothesis stays in the unit ball."
+        )
+
+
+def _check_two_classes(classes):
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"The number of classes has to be greater than one; got {classes.shape[0]} class"
         )
 
 

@@ -201,10 +201,11 @@ def train(
             est.fit(X, y, **fit_options)
         else:
             _fit_streaming(est, stream)
-            n_samples = stream.n_samples  # known after the scan, or after a whole pass
-            if n_samples is None:  # every pass stopped early (a margin Perceptron budget)
-                n_samples = stream.count()
     seconds = time.perf_counter() - start
+    if chunk_size is not None:
+        # known after the scan or a whole pass; else (every pass stopped early on a
+        # margin Perceptron budget) one more, untimed
+        n_samples = stream.count()
     save(est, model)
     return {
         "model": str(model),
