@@ -313,6 +313,15 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         ]
         return self._passes(X, y, orders, callback)
 
+    def _fit_by_progress(self, X, y, callback=None):
+        """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
+        with no checkpoint: for the estimators whose epochs that loop decides."""
+        X, y = self._start_fit(X, y)
+        self._resume = self._fresh_progress(X)
+        self._train_resumable(X, y, callback, None, None)
+        del self._resume
+        return self
+
     def _start_fit(self, X, y, validated=False):
         """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""
         if not validated:

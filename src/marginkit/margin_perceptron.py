@@ -134,12 +134,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self._updates_before = np.zeros(n_problems, dtype=np.int64)
         self.converged_ = False
 
-    def _fit(self, X, y, callback=None):
-        X, y = self._start_fit(X, y)
-        self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None)
-        del self._resume
-        return self
+    _fit = OnlineLinearClassifier._fit_by_progress
 
     def _fresh_progress(self, X):
         return {

@@ -293,12 +293,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             int(state.pi[K.Q_CONFLICTS]) - before[1],
         )
 
-    def _fit(self, X, y, callback=None):
-        X, y = self._start_fit(X, y)
-        self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None)
-        del self._resume
-        return self
+    _fit = OnlineLinearClassifier._fit_by_progress
 
     def _fresh_progress(self, X):
         n = X.shape[0]
@@ -535,12 +530,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             "fold_below": self._fold_below,
         }
 
-    def _fit(self, X, y, callback=None):
-        X, y = self._start_fit(X, y)
-        self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None)
-        del self._resume
-        return self
+    _fit = KernelOnlineClassifier._fit_by_progress
 
     def _fresh_progress(self, X):
         n, C = X.shape[0], self._n_problems
@@ -606,13 +596,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         return self
 
     def _update_counts(self):
-        state = self._kstate
-        self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
-        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        super()._update_counts()
         self.n_updates_ = self.n_corrections_
-        self.n_conflicts_ = int(state.conflicts.sum())
-        self.n_trials_ = state.n_trials
-        self.n_kernel_evaluations_ = state.n_kernel_evals
+        self.n_conflicts_ = int(self._kstate.conflicts.sum())
 
     @property
     def intercept_(self):
