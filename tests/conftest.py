@@ -44,3 +44,12 @@ def dask_client():
         distributed.Client(cluster, timeout="60s") as client,
     ):
         yield client
+
+
+def outputs_of(est):
+    """The outputs a fitted estimator gives: a linear one fitted without its correction
+    log (``keep_corrections=False`` and ``output`` not ``"voted"``) has no vote."""
+    states = getattr(est, "_states", [])
+    if all(s.keeps_log for s in states):
+        return ["last", "avg", "voted"]
+    return ["last", "avg"]

@@ -30,7 +30,7 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
     )
     B, C = 1.0 / alpha, np.sqrt(2.0)
     runs, _ = alma_fit(X, y, p, alpha, B, C, n_epochs=2)
-    clf = ALMAClassifier(p=p, alpha=alpha, n_epochs=2).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, p=p, alpha=alpha, n_epochs=2).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_corrections_ == sum(len(h) - 1 for h, _ in runs)
     for j, (hyps, counts) in enumerate(runs):
@@ -48,7 +48,7 @@ def test_intercept_matches_augmented_reference(p, n_classes):
     X, y = make_blobs_pm(n=120, d=6, n_classes=n_classes, seed=3)
     X = X + 4.0  # far from the origin: the bias matters
     runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
-    clf = ALMAClassifier(p=p, alpha=0.8, fit_intercept=True).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, p=p, alpha=0.8, fit_intercept=True).fit(X, y)
     assert np.isclose(clf.R_, R, rtol=1e-12)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     for output in ["last", "avg", "voted"]:
@@ -72,8 +72,8 @@ def test_dense_and_sparse_agree_exactly():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_partial_fit_any_split_equals_fit(splits, sparse):
     X, y = make_blobs_pm(n=40, d=8, n_classes=3, seed=11, sparse_density=0.5 if sparse else None)
-    whole = ALMAClassifier(p=3.0, alpha=0.9).fit(X, y)
-    part = ALMAClassifier(p=3.0, alpha=0.9)
+    whole = ALMAClassifier(keep_corrections=True, p=3.0, alpha=0.9).fit(X, y)
+    part = ALMAClassifier(keep_corrections=True, p=3.0, alpha=0.9)
     start = 0
     for size in splits:
         part.partial_fit(X[start : start + size], y[start : start + size], classes=[0, 1, 2])
@@ -122,7 +122,7 @@ def test_scale_folding_is_invisible(p, monkeypatch):
     X, y = make_blobs_pm(n=200, d=9, n_classes=3, seed=8, sparse_density=0.7)
     runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), n_epochs=2)
     monkeypatch.setattr(alma.ALMAClassifier, "_initialise", often)
-    clf = ALMAClassifier(p=p, alpha=0.6, n_epochs=2).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, p=p, alpha=0.6, n_epochs=2).fit(X, y)
     assert any(s.h_rescale[: s.n_corrections].min() < 1.0 for s in clf._states)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     for output in ["last", "avg", "voted"]:

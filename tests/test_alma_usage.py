@@ -24,7 +24,7 @@ def test_string_labels_and_classes_order():
 
 def test_binary_decision_sign_matches_predict():
     X, y = make_blobs_pm(n=100, d=5, n_classes=2, seed=2)
-    clf = ALMAClassifier(alpha=0.9).fit(X, np.where(y == 1, "yes", "no"))
+    clf = ALMAClassifier(keep_corrections=True, alpha=0.9).fit(X, np.where(y == 1, "yes", "no"))
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
         scores = clf.decision_function(X)
@@ -72,7 +72,7 @@ def test_in_pipeline_and_grid_search():
 
 def test_pickle_round_trip_keeps_every_output():
     X, y = make_blobs_pm(n=200, d=7, n_classes=3, seed=5)
-    clf = ALMAClassifier(p=4.0, alpha=0.6, n_epochs=2).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, p=4.0, alpha=0.6, n_epochs=2).fit(X, y)
     again = pickle.loads(pickle.dumps(clf))
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -98,18 +98,18 @@ def test_long_log_grows_across_blocks(sparse):
     y = rng.integers(0, 2, size=6000)  # pure noise: a correction on most trials
     if sparse:
         X = sp.csr_matrix(X * (rng.uniform(size=X.shape) < 0.5))
-    clf = ALMAClassifier(alpha=0.5).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, alpha=0.5).fit(X, y)
     state = clf._states[0]
     assert len(state.b_first) > 2
-    # voted through the log equals voted recomputed from the per-block replay rows
+    # voted through the log equals voted recomputed from the replayed hypotheses
     clf.set_params(output="voted")
     scores = clf.decision_function(X[:50])
-    G = np.vstack([G for _, G in state.directions()])
+    G = np.vstack([G for _, G, _ in state.hypotheses(np.arange(300))])
     Xd = X[:50].toarray() if sparse else X[:50]
     counts = state.h_count[1 : state.n_corrections + 1]
     want = np.sign(Xd @ G.T) @ counts / state.n_trials
     np.testing.assert_allclose(scores, want, rtol=1e-12, atol=1e-15)
-    # the last replayed direction is the final hypothesis, up to a positive factor
+    # the last replayed hypothesis is the final one, up to a positive factor
     w = clf.set_params(output="last").coef_[0]
     cos = G[-1] @ w / np.linalg.norm(G[-1]) / np.linalg.norm(w)
     assert cos == pytest.approx(1.0, abs=1e-12)

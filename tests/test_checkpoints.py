@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, outputs_of
 
 import marginkit
 from marginkit import (
@@ -26,11 +26,11 @@ from marginkit import (
 
 FACTORIES = [
     lambda: ALMAClassifier(p=3.0, alpha=0.7, n_epochs=3, shuffle=True, random_state=0),
-    lambda: PerceptronClassifier(n_epochs=2, fit_intercept=True),
+    lambda: PerceptronClassifier(n_epochs=2, fit_intercept=True, keep_corrections=True),
     lambda: ROMMAClassifier(aggressive=True, n_epochs=2, shuffle=True, random_state=1),
     lambda: KernelALMAClassifier(kernel="poly", degree=2, n_epochs=3, block_size=7),
     lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0),
-    lambda: PUMMAClassifier(delta=0.2, max_epochs=5),
+    lambda: PUMMAClassifier(delta=0.2, max_epochs=5, output="voted"),
     lambda: MarginPerceptronClassifier(
         fit_intercept=True, max_iter=30, shuffle=True, random_state=4
     ),
@@ -49,7 +49,7 @@ def same_model(a, b, X):
         for name in ["n_epochs_", "n_iter_", "margin_", "gamma_guess_"]:
             if hasattr(a, name):
                 np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
-    for output in ["last", "avg", "voted"]:
+    for output in outputs_of(a):
         a.set_params(output=output)
         b.set_params(output=output)
         np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))

@@ -70,7 +70,7 @@ def test_aggressive_romma_forgets_and_stays_exact():
     clf = KernelROMMAClassifier(aggressive=True, kernel="linear", n_epochs=3, block_size=16)
     clf.fit(X, y)
     assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
-    linear = ROMMAClassifier(aggressive=True, n_epochs=3).fit(X, y)
+    linear = ROMMAClassifier(aggressive=True, n_epochs=3, keep_corrections=True).fit(X, y)
     assert clf.n_corrections_ == linear.n_corrections_
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)

@@ -92,7 +92,7 @@ def test_linear_kernel_equals_linear_pumma(lam, sparse):
     # a few epochs: over long runs a near-tie can go either way under the two orders
     # of summation (sparse products against compiled loops)
     a = quiet_fit(KernelPUMMAClassifier(kernel="linear", lam=lam, max_epochs=8), X, y)
-    b = quiet_fit(PUMMAClassifier(lam=lam, max_epochs=8), X, y)
+    b = quiet_fit(PUMMAClassifier(lam=lam, max_epochs=8, keep_corrections=True), X, y)
     assert list(a.n_corrections_per_class_) == list(b.n_corrections_per_class_)
     np.testing.assert_allclose(a.margin_, b.margin_, rtol=1e-9)
     for output in ["last", "avg", "voted"]:

@@ -55,7 +55,8 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
     if sparse:
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
     runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, n_epochs=3, **ref_params)
-    clf = cls(n_epochs=3, fit_intercept=fit_intercept, **params).fit(X, y)
+    clf = cls(n_epochs=3, fit_intercept=fit_intercept, keep_corrections=True, **params)
+    clf.fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_trials_ == sum(runs[0][1])
     for output in ["last", "avg", "voted"]:
@@ -74,8 +75,8 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
 def test_partial_fit_equals_fit(name):
     cls, params, _, _ = ESTIMATORS[name]
     X, y = make_blobs_pm(n=150, d=5, n_classes=3, seed=4)
-    whole = cls(**params).fit(X, y)
-    parts = cls(**params)
+    whole = cls(keep_corrections=True, **params).fit(X, y)
+    parts = cls(keep_corrections=True, **params)
     for lo in range(0, 150, 40):
         parts.partial_fit(X[lo : lo + 40], y[lo : lo + 40], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:
@@ -96,7 +97,7 @@ def test_scale_folds_keep_romma_exact():
             self._fold_below = 0.99  # fold after nearly every update
 
     runs, _ = linear_fit(romma_binary, X, y, aggressive=True, n_epochs=2)
-    clf = Folding(aggressive=True, n_epochs=2).fit(X, y)
+    clf = Folding(aggressive=True, n_epochs=2, keep_corrections=True).fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -165,7 +166,10 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
     )
     with pytest.warns(ConvergenceWarning) if not full[5] else _no_warning():
         clf = MarginPerceptronClassifier(
-            gamma_guess=gamma_guess, max_iter=200, fit_intercept=fit_intercept
+            keep_corrections=True,
+            gamma_guess=gamma_guess,
+            max_iter=200,
+            fit_intercept=fit_intercept,
         ).fit(Xs, y)
     assert clf.n_corrections_ == full[3]
     assert clf.n_iter_[0] == full[4]

@@ -65,7 +65,7 @@ def run_linear(n_total, p, alpha, chunk=200_000):
 @pytest.mark.parametrize("p", [2.0, 6.0])
 def test_prefix_equals_the_float64_reference(p):
     X, y = stream(5_000, seed=0)
-    clf = ALMAClassifier(p=p, alpha=0.8).fit(X, y)
+    clf = ALMAClassifier(keep_corrections=True, p=p, alpha=0.8).fit(X, y)
     runs, _ = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg"]:
@@ -139,7 +139,7 @@ def test_kernel_stream_of_a_million_trials():
 def test_pumma_long_stream_stays_finite():
     # a noisy stream needs the soft margin: with lam = 0 no hyperplane satisfies all the
     # constraints and ||w|| grows without bound
-    clf = PUMMAClassifier(p=3.0, delta=0.1, lam=1.0)
+    clf = PUMMAClassifier(keep_corrections=True, p=3.0, delta=0.1, lam=1.0)
     for lo, hi in chunks(100_000, 25_000):
         X, y = stream(hi - lo, d=10, seed=lo)
         clf.partial_fit(X, y, classes=[-1, 1])

@@ -7,7 +7,7 @@ import zipfile
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, outputs_of
 from sklearn.exceptions import ConvergenceWarning
 
 import marginkit
@@ -26,12 +26,14 @@ from marginkit.persistence import UntrustedFileError
 
 ESTIMATORS = [
     ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True),
+    ALMAClassifier(p=3.0, alpha=0.8, keep_corrections=True),
     KernelALMAClassifier(kernel="poly", degree=2, n_epochs=2),
-    PerceptronClassifier(n_epochs=2),
+    PerceptronClassifier(n_epochs=2, output="voted"),
     KernelPerceptronClassifier(kernel="rbf", gamma=0.5),
-    ROMMAClassifier(aggressive=True),
+    ROMMAClassifier(aggressive=True, keep_corrections=True),
     KernelROMMAClassifier(aggressive=True, n_epochs=2),
     MarginPerceptronClassifier(fit_intercept=True, max_iter=20),
+    PUMMAClassifier(p=3.0, lam=0.5, max_epochs=10, keep_corrections=True),
     PUMMAClassifier(p=3.0, lam=0.5, max_epochs=10),
     KernelPUMMAClassifier(lam=1.0, max_epochs=10),
 ]
@@ -53,7 +55,7 @@ def test_round_trip_predicts_the_same_with_every_output(est, sparse, tmp_path):
     marginkit.save(clf, path)
     again = marginkit.load(path)
     assert type(again) is type(clf) and again.get_params() == clf.get_params()
-    for output in ["last", "avg", "voted"]:
+    for output in outputs_of(clf):
         clf.set_params(output=output)
         again.set_params(output=output)
         np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))

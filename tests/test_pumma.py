@@ -42,7 +42,9 @@ def test_equals_reference(p, lam, sparse, n_classes):
     runs, epochs, converged = reference_runs(X, y, p=p, delta=0.2, lam=lam, max_epochs=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = PUMMAClassifier(p=p, delta=0.2, lam=lam, max_epochs=4).fit(X, y)
+        clf = PUMMAClassifier(keep_corrections=True, p=p, delta=0.2, lam=lam, max_epochs=4).fit(
+            X, y
+        )
     assert clf.converged_ == converged
     assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
     assert clf.n_epochs_ == epochs
@@ -73,10 +75,10 @@ def test_closed_form_equals_newton(lam):
 
 def test_partial_fit_equals_one_epoch():
     X, y = shifted_blobs(n=150, n_classes=3, seed=5)
-    whole = PUMMAClassifier(max_epochs=1, p=3.0)
+    whole = PUMMAClassifier(keep_corrections=True, max_epochs=1, p=3.0)
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
-    parts = PUMMAClassifier(p=3.0)
+    parts = PUMMAClassifier(keep_corrections=True, p=3.0)
     for lo in range(0, 150, 50):
         parts.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from . import _linear as L
 from ._state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
+from .persistence import trusted_type
 
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(1, dtype=np.int32)
@@ -68,6 +69,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _state_attr = "_states"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        trusted_type(cls, model=True)  # marginkit's own estimators load from files
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, callback=None, checkpoint=None, checkpoint_every=None):
@@ -382,7 +387,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         else:
             self.R_ = 0.0
         n_problems = self._n_problems
-        self._states = [PNormState(d, self.p_) for _ in range(n_problems)]
+        self._states = [PNormState(d, self.p_, self._keeps_log) for _ in range(n_problems)]
         self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
@@ -391,6 +396,22 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     #: whether the algorithm learns on normalised instances (ALMA)
     _normalises = False
+
+    @property
+    def _keeps_log(self):
+        """Whether a fresh fit logs its corrections: only when the voted output is
+        wanted, at fit time or later (``keep_corrections``)."""
+        return self.output == "voted" or bool(self.keep_corrections)
+
+    def _check_voted(self):
+        """A ValueError when ``output="voted"`` is asked of a model that has no log."""
+        if self.output == "voted" and not all(s.keeps_log for s in self._states):
+            raise ValueError(
+                f"This {type(self).__name__} was fitted without keeping its corrections, "
+                "which the voted output replays; only output='last' and 'avg' can be "
+                "computed from it. Fit with output='voted', or with keep_corrections=True "
+                "to choose any output after fitting."
+            )
 
     def _run(self, state, batch, y_pm, order, start):
         """One compiled pass from ``start``; returns the position reached."""
@@ -414,13 +435,8 @@ class OnlineLinearClassifier(OnlineClassifier):
             gamma_guess,
             self._max_updates,
             self._fold_below,
-            state.v,
-            state.direction,
-            state.acc,
-            state.u,
-            state.fs,
-            state.ist,
-            *state.log_arrays(),
+            state.weights(),
+            state.log(),
         )
 
     def _resolve_p(self, d):
@@ -523,6 +539,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         """
         check_is_fitted(self, "_states")
         self._validate_params()
+        self._check_voted()
         X = self._validate_X(X, reset=False)
         aug = -self.R_ if self.fit_intercept else 0.0
         if self.output == "voted":

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
+from .persistence import trusted_type
 
 # Sigma-style restart of the averaging totals (see marginkit._linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
@@ -213,6 +214,7 @@ def _forget(
         cache_P[r, c] = 0.0
 
 
+@trusted_type
 class RowStore:
     """A growing store of rows (dense, or CSR for sparse input), sliced without copies."""
 
@@ -271,6 +273,7 @@ def _grow(a, need):
     return out
 
 
+@trusted_type
 class KernelState:
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._linear import power
+from .persistence import trusted_type
 
 KERNELS = ("linear", "poly", "rbf", "poly_rbf")
 _CODES = {name: i for i, name in enumerate(KERNELS)}
@@ -32,6 +33,7 @@ def squared_norms(X):
     return np.einsum("ij,ij->i", X, X)
 
 
+@trusted_type
 class Kernel:
     """A kernel with resolved parameters; picklable (holds no compiled object).
 

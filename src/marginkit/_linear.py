@@ -31,12 +31,16 @@ flush) when the trials' additions become small against it.
 
 For p = 2, g is v itself: callers pass the same array for both.
 
-Every correction is logged (the instance's non-zeros and the coefficient added to
-v), so that the voted output sum_k c_k sign(w_k . x) can be replayed after
-training without keeping a copy of any hypothesis.
+When the state keeps its log (``ist[I_LOG]``), every correction is logged (the
+instance's non-zeros and the coefficient added to v), so that the voted output
+sum_k c_k sign(w_k . x) can be replayed after training without keeping a copy of any
+hypothesis. Without it a pass writes nothing per trial or correction but the weights:
+memory is O(d) however long the stream.
 
 No fastmath: a reordered sum could flip which trial triggers a correction.
 """
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -57,7 +61,24 @@ I_K = 0  # k of Figure 1: corrections so far + 1
 I_NHIST = 1  # corrections logged
 I_HNNZ = 2  # non-zeros logged
 I_BUDGET = 3  # 1 when the last pass stopped because an update exceeded max_updates
-N_ISTATE = 4
+I_TRIALS = 4  # trials so far
+I_LOG = 5  # 1 when corrections are logged (for the voted output)
+N_ISTATE = 6
+
+#: The learned numbers of one binary problem, as the compiled passes take them:
+#: v (theta = s v), g = sign(v)|v|^(p-1) (v itself for p = 2), the averaging
+#: accumulators acc and u, and the scalar states ``fs`` (F_*) and ``ist`` (I_*).
+Weights = namedtuple("Weights", ["v", "g", "acc", "u", "fs", "ist"])
+
+#: The correction log (kept only with ``ist[I_LOG]``): per correction k, the
+#: coefficient added to v, the factor v was rescaled by just before it, the span
+#: ``start[k]:stop[k]`` of its instance's non-zeros in ``indices, data`` (the current
+#: block), and ``count[k + 1]``, the trials hypothesis k + 1 survived.
+Log = namedtuple("Log", ["start", "stop", "coef", "rescale", "count", "indices", "data"])
+
+# A vote whose value is within this fraction of ||g|| ||x|| of 0 is computed again
+# exactly enough to be sure of its sign (see ``cast_votes``).
+TIE = 1e-10
 
 # Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
 # to it, so that Sigma g - u keeps at least 12 significant digits.
@@ -232,19 +253,8 @@ def linear_pass(
     gamma_guess,
     max_updates,
     fold_below,
-    v,
-    g,
-    acc,
-    u,
-    fs,
-    ist,
-    h_start,
-    h_stop,
-    h_coef,
-    h_rescale,
-    h_count,
-    b_indices,
-    b_data,
+    w,
+    log,
 ):
     """One pass of an additive p-norm online algorithm on one binary problem.
 
@@ -268,11 +278,16 @@ def linear_pass(
     would make correction ``max_updates + 1`` (the margin Perceptron's budget; -1 for
     none), and then sets ``ist[I_BUDGET]``.
 
-    Corrections are logged: ``h_*`` per correction, the non-zeros of its instance
-    in the current log block ``b_indices, b_data`` (filled up to ``ist[I_HNNZ]``).
-    Returns the position in ``order`` reached: ``len(order)`` when done, less when
-    the log is full (the caller makes room and calls again from there).
+    ``w`` holds the weights and scalar state (:data:`Weights`). With ``ist[I_LOG]``
+    corrections are logged in ``log`` (:data:`Log`; the current block filled up to
+    ``ist[I_HNNZ]``); otherwise ``log`` is not touched. Returns the position in
+    ``order`` reached: ``len(order)`` when done, less when the log is full (the caller
+    makes room and calls again from there).
     """
+    v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
+    h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
+    h_count, b_indices, b_data = log.count, log.indices, log.data
+    logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
     extra = 1 if aug != 0.0 else 0
@@ -291,6 +306,8 @@ def linear_pass(
     k = ist[I_K]
     hk = ist[I_NHIST]
     hn = ist[I_HNNZ]
+    trials = ist[I_TRIALS]
+    threshold = threshold_scale / np.sqrt(k)
     budget_out = 0
     pos = start
     while pos < n_total:
@@ -313,7 +330,7 @@ def linear_pass(
                 xs = 1.0
             xscale[r] = xs
         # Room in the log for a correction on this row?
-        if xs > 0.0 and (hk >= cap_k or hn + row_nnz + extra > cap_nnz):
+        if logging and xs > 0.0 and (hk >= cap_k or hn + row_nnz + extra > cap_nnz):
             break
         if xs > 0.0:
             yt = y[r]
@@ -328,7 +345,7 @@ def linear_pass(
                 dot += g[d - 1] * aug
             margin = yt * sigma_w * dot * xs
             if rule == RULE_ALMA:
-                update = margin <= threshold_scale / np.sqrt(k)
+                update = margin <= threshold
             elif rule == RULE_MARGIN_PERCEPTRON:
                 wnorm2 = s * s * total
                 update = wnorm2 <= 0.0 or margin < 0.5 * gamma_guess * np.sqrt(wnorm2)
@@ -370,37 +387,45 @@ def linear_pass(
                         coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
                 else:
                     coef = yt / s
-                h_coef[hk] = coef
-                h_rescale[hk] = pending
-                h_start[hk] = hn
+                if logging:
+                    h_coef[hk] = coef
+                    h_rescale[hk] = pending
+                    h_start[hk] = hn
                 pending = 1.0
-                first = hn
+                touched = 0
                 if is_sparse:
                     for jj in range(lo, hi):
                         i = indices[jj]
                         xv = data[jj]
                         total += _touch(i, coef * xv, v, g, u, sigma_total, p)
-                        b_indices[hn] = i
-                        b_data[hn] = xv
-                        hn += 1
+                        if logging:
+                            b_indices[hn] = i
+                            b_data[hn] = xv
+                            hn += 1
+                    touched = hi - lo
                 else:
                     for j in range(n_feat):
                         xv = X[r, j]
                         if xv != 0.0:
                             total += _touch(j, coef * xv, v, g, u, sigma_total, p)
-                            b_indices[hn] = j
-                            b_data[hn] = xv
-                            hn += 1
+                            touched += 1
+                            if logging:
+                                b_indices[hn] = j
+                                b_data[hn] = xv
+                                hn += 1
                 if extra:
                     total += _touch(d - 1, coef * aug, v, g, u, sigma_total, p)
-                    b_indices[hn] = d - 1
-                    b_data[hn] = aug
-                    hn += 1
-                work += hn - first
+                    touched += 1
+                    if logging:
+                        b_indices[hn] = d - 1
+                        b_data[hn] = aug
+                        hn += 1
+                work += touched
                 if work >= d:
                     total = _recompute(v, g, p)
                     work = 0.0
-                h_stop[hk] = hn
+                if logging:
+                    h_stop[hk] = hn
                 hk += 1
                 # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
                 if rule == RULE_ALMA and total > 0.0:
@@ -411,6 +436,7 @@ def linear_pass(
                     if norm > 1.0:
                         s /= norm
                 k += 1
+                threshold = threshold_scale / np.sqrt(k)
                 if s < fold_below or s * fold_below > 1.0:
                     # fold s into v before S = sum |v|^p can overflow
                     _flush_average(g, acc, u, sigma_total)
@@ -423,7 +449,9 @@ def linear_pass(
                     s = 1.0
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        h_count[hk] += 1
+        trials += 1
+        if logging:
+            h_count[hk] += 1
         sigma_total += sigma_w
         if sigma_w < FLUSH_RATIO * sigma_total:
             # sigma has become small against Sigma: restart Sigma before the
@@ -440,71 +468,127 @@ def linear_pass(
     ist[I_K] = k
     ist[I_NHIST] = hk
     ist[I_HNNZ] = hn
+    ist[I_TRIALS] = trials
     ist[I_BUDGET] = budget_out
     return pos
 
 
 @njit(**NUMBA_OPTS)
-def replay_directions(
-    h_start, h_stop, h_coef, h_rescale, b_indices, b_data, first, stop, v, p, out
-):
-    """Rebuild g_k = sign(v_k)|v_k|^(p-1) for hypotheses ``first+1 .. stop``.
+def replay_columns(log, first, stop, v, column, p, G, norms):
+    """Rebuild the hypotheses after corrections ``first .. stop-1``, on some columns.
 
-    Corrections ``first .. stop-1`` must all be logged in the block ``b_indices,
-    b_data``. ``v`` holds v after correction ``first`` and is advanced to ``stop``;
-    row ``k - first`` of ``out`` receives g after correction k + 1. w_k is a positive
-    multiple of g_k, so sign(w_k . x) = sign(g_k . x): all the voted output needs.
+    Corrections ``first .. stop-1`` must all be logged in the block of ``log``. ``v``
+    holds, on the chosen columns, v after correction ``first - 1`` and is advanced
+    to ``stop - 1`` with the arithmetic of the passes (a rescale, then ``v_i +=
+    coef x_i`` per non-zero), so that every value is the one training had.
+    ``column[i]`` is the position of coordinate i among the chosen columns, -1 if it
+    is not chosen. Row ``k - first`` of ``G`` receives g = sign(v)|v|^(p-1) after
+    correction k (a positive multiple of w_(k+1)), ``norms`` its 2-norm.
     """
+    m = v.shape[0]
     for k in range(first, stop):
-        factor = h_rescale[k]
+        factor = log.rescale[k]
         if factor != 1.0:
-            for i in range(v.shape[0]):
-                v[i] *= factor
-        c = h_coef[k]
-        for jj in range(h_start[k], h_stop[k]):
-            v[b_indices[jj]] += c * b_data[jj]
-        row = out[k - first]
-        for i in range(v.shape[0]):
-            a = v[i]
+            for j in range(m):
+                v[j] *= factor
+        c = log.coef[k]
+        for jj in range(log.start[k], log.stop[k]):
+            j = column[log.indices[jj]]
+            if j >= 0:
+                v[j] += c * log.data[jj]
+        row = G[k - first]
+        total = 0.0
+        for j in range(m):
+            a = v[j]
             if p == 2.0:
-                row[i] = a
+                t = a
             elif a == 0.0:
-                row[i] = 0.0
+                t = 0.0
             else:
                 t = power(abs(a), p - 1.0)
-                row[i] = t if a > 0.0 else -t
+                t = t if a > 0.0 else -t
+            row[j] = t
+            total += t * t
+        norms[k - first] = np.sqrt(total)
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def _two_sum(a, b):
+    s = a + b
+    z = s - a
+    return s, (a - (s - z)) + (b - z)
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def _two_product(a, b):
+    """a b = p + e exactly (Dekker's product, no fused multiply-add needed)."""
+    p = a * b
+    factor = 134217729.0  # 2^27 + 1
+    t = factor * a
+    a_hi = t - (t - a)
+    a_lo = a - a_hi
+    t = factor * b
+    b_hi = t - (t - b)
+    b_lo = b - b_hi
+    return p, a_lo * b_lo - (((p - a_hi * b_hi) - a_lo * b_hi) - a_hi * b_lo)
 
 
 @njit(**NUMBA_OPTS)
-def direction_changes(h_start, h_stop, h_coef, b_indices, b_data, first, stop, out_data):
-    """For p = 2: the change ``coef_k x_k`` of v made by corrections ``first..stop-1``.
+def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, aug_col, ranks):
+    """Add ``sum_k counts[k] sign(value_k(x_r))`` to ``ranks`` for every row r.
 
-    Written in the layout of the log block. Logged rescales are applied by the caller
-    (``accumulate_votes`` multiplies its running sums by them).
+    ``P[r, k]`` is ``g_k . x_r`` as a matrix product computed it (rows of X on the
+    chosen columns, dense or CSR, against rows of G; the bias coordinate, column
+    ``aug_col`` of G, holding ``aug``). ``ranks`` is a tuple ``(counts, sigma, bias,
+    out)``: with a bias (``bias`` not empty) the value of hypothesis k is ``sigma[k]
+    P[r, k] + bias[k]``, else ``P[r, k]``. A product's rounding moves it by less
+    than ``TIE * ||g_k|| ||x_r||``; a value that close to 0 is computed again from
+    the row's non-zeros in column order with a doubled-precision dot product
+    (Ogita, Rump and Oishi's Dot2), whose sign is that of the exact value unless the
+    sum is ill-conditioned beyond 1e16. So a row gets the same votes dense or
+    sparse, alone or in a batch.
     """
-    for k in range(first, stop):
-        c = h_coef[k]
-        for jj in range(h_start[k], h_stop[k]):
-            out_data[jj] = c * b_data[jj]
-
-
-@njit(**NUMBA_OPTS)
-def accumulate_votes(P, mult, counts, out, sigma, bias):
-    """out[r] += sum_k counts[k] sign(S_k[r]), S_k = mult[k] S_(k-1) + P[r, k].
-
-    ``P[r, k]`` is the change of ``g . x_r`` made by correction k, ``mult[k]`` the
-    factor g was rescaled by just before it: S_k is then a positive multiple of
-    ``w_(k+1) . x_r``. With a bias (``sigma`` and ``bias`` not empty), the vote of
-    hypothesis k is ``sign(sigma[k] S_k[r] + bias[k])`` instead.
-    """
+    counts, sigma, bias, out = ranks
     n, K = P.shape
     biased = bias.shape[0] > 0
+    m = G.shape[1]
+    tol = max(TIE, 8.0 * (m + 2) * 2.220446049250313e-16)
     for r in range(n):
-        running = 0.0
         total = 0.0
         for k in range(K):
-            running = running * mult[k] + P[r, k]
-            value = sigma[k] * running + bias[k] if biased else running
+            value = P[r, k]
+            bound = tol * norms[k] * x_norms[r]
+            if biased:
+                value = sigma[k] * value + bias[k]
+                bound = abs(sigma[k]) * bound + tol * abs(bias[k])
+            if abs(value) <= bound:
+                hi = 0.0
+                lo = 0.0
+                if is_sparse:
+                    for jj in range(indptr[r], indptr[r + 1]):
+                        xv = data[jj]
+                        if xv != 0.0:
+                            prod, e = _two_product(G[k, indices[jj]], xv)
+                            hi, t = _two_sum(hi, prod)
+                            lo += t + e
+                else:
+                    for j in range(X.shape[1]):
+                        xv = X[r, j]
+                        if xv != 0.0:
+                            prod, e = _two_product(G[k, j], xv)
+                            hi, t = _two_sum(hi, prod)
+                            lo += t + e
+                if aug_col >= 0:
+                    prod, e = _two_product(G[k, aug_col], aug)
+                    hi, t = _two_sum(hi, prod)
+                    lo += t + e
+                if biased:
+                    # sigma (hi + lo) + bias, the same way
+                    p1, e1 = _two_product(sigma[k], hi)
+                    s1, t1 = _two_sum(p1, bias[k])
+                    value = s1 + (t1 + e1 + sigma[k] * lo)
+                else:
+                    value = hi + lo
             if value > 0.0:
                 total += counts[k]
             elif value < 0.0:

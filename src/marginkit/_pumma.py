@@ -47,7 +47,9 @@ from ._linear import (
     FLUSH_RATIO,
     I_HNNZ,
     I_K,
+    I_LOG,
     I_NHIST,
+    I_TRIALS,
     NUMBA_OPTS,
     _flush_average,
     _recompute,
@@ -289,19 +291,8 @@ def pumma_pass(
     lam,
     newton_at_2,
     fold_below,
-    v,
-    g,
-    acc,
-    u,
-    fs,
-    ist,
-    h_start,
-    h_stop,
-    h_coef,
-    h_rescale,
-    h_count,
-    b_indices,
-    b_data,
+    w,
+    log,
     h_sigma,
     h_bias,
     pf,
@@ -327,10 +318,15 @@ def pumma_pass(
     length d (left zeroed); ``new_*`` have room for d entries, ``j_*`` for 2 d + 2.
     With ``newton_at_2`` the p = 2 update is solved by Newton's method too (to check
     the closed form against it).
-    Corrections are logged as in :func:`marginkit._linear.linear_pass`, with the
-    hypothesis's scale ``h_sigma`` and bias ``h_bias`` (w_k = h_sigma[k] g_k). Returns
-    the position reached: less than ``len(order)`` when the log is full.
+    ``w`` and ``log`` are as in :func:`marginkit._linear.linear_pass`; a logged
+    correction also records the hypothesis's scale ``h_sigma`` and bias ``h_bias``
+    (w_k = h_sigma[k] g_k). Returns the position reached: less than ``len(order)``
+    when the log is full.
     """
+    v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
+    h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
+    h_count, b_indices, b_data = log.count, log.indices, log.data
+    logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
     cap_k = h_coef.shape[0]
@@ -345,6 +341,7 @@ def pumma_pass(
     k = ist[I_K]
     hk = ist[I_NHIST]
     hn = ist[I_HNNZ]
+    trials = ist[I_TRIALS]
     P = pf[P_POS]
     N = pf[P_NEG]
     bias = pf[P_BIAS]
@@ -364,7 +361,7 @@ def pumma_pass(
             row_nnz = indptr[r + 1] - indptr[r]
         else:
             row_nnz = X.shape[1]
-        if hk >= cap_k or hn + row_nnz + max(pos_nnz, neg_nnz) > cap_nnz:
+        if logging and (hk >= cap_k or hn + row_nnz + max(pos_nnz, neg_nnz) > cap_nnz):
             break
         yt = y[r]
         # score y (w~ . x~ + b), the soft-margin coordinate of the row included
@@ -394,13 +391,14 @@ def pumma_pass(
                     xi_neg = xi_r
                     N = wx
                 bias = yt
-                h_coef[hk] = 0.0
-                h_rescale[hk] = pending
+                if logging:
+                    h_coef[hk] = 0.0
+                    h_rescale[hk] = pending
+                    h_start[hk] = hn
+                    h_stop[hk] = hn
+                    h_sigma[hk] = 0.0
+                    h_bias[hk] = bias
                 pending = 1.0
-                h_start[hk] = hn
-                h_stop[hk] = hn
-                h_sigma[hk] = 0.0
-                h_bias[hk] = bias
                 hk += 1
                 k += 1
             else:
@@ -514,7 +512,8 @@ def pumma_pass(
                                 reset = True
                                 a = 0.0
                                 c = 1.0 / zq
-                    h_start[hk] = hn
+                    if logging:
+                        h_start[hk] = hn
                     if reset:
                         _reset(v, g, acc, u, sigma_total, p)
                         sigma_total = 0.0
@@ -532,15 +531,17 @@ def pumma_pass(
                     else:
                         s *= a
                         coef = c / s
-                    h_coef[hk] = coef
-                    h_rescale[hk] = pending
+                    if logging:
+                        h_coef[hk] = coef
+                        h_rescale[hk] = pending
                     pending = 1.0
                     for jj in range(n_plain):
                         i = j_index[jj]
                         total += _touch(i, coef * j_z[jj], v, g, u, sigma_total, p)
-                        b_indices[hn] = i
-                        b_data[hn] = j_z[jj]
-                        hn += 1
+                        if logging:
+                            b_indices[hn] = i
+                            b_data[hn] = j_z[jj]
+                            hn += 1
                     work += n_plain
                     if lam > 0.0:
                         step = coef * 0.5 * sqrt_lam
@@ -558,7 +559,8 @@ def pumma_pass(
                         total = _recompute(v, g, p) + s_slack
                         work = 0.0
                     # w_k = sigma_k g_k in the units of v before a fold (those of the log)
-                    h_sigma[hk] = _sigma(s, total, p)
+                    if logging:
+                        h_sigma[hk] = _sigma(s, total, p)
                     if s < fold_below or s * fold_below > 1.0:
                         _flush_average(g, acc, u, sigma_total)
                         sigma_total = 0.0
@@ -582,11 +584,14 @@ def pumma_pass(
                         P += sigma_w * sqrt_lam * _signed_power(xi_pos, p - 1.0)
                         N += sigma_w * sqrt_lam * _signed_power(xi_neg, p - 1.0)
                     bias = -0.5 * (P + N)
-                    h_stop[hk] = hn
-                    h_bias[hk] = bias
+                    if logging:
+                        h_stop[hk] = hn
+                        h_bias[hk] = bias
                     hk += 1
                     k += 1
-        h_count[hk] += 1
+        trials += 1
+        if logging:
+            h_count[hk] += 1
         sigma_total += sigma_w
         bias_sum += bias
         if sigma_w < FLUSH_RATIO * sigma_total:
@@ -602,6 +607,7 @@ def pumma_pass(
     ist[I_K] = k
     ist[I_NHIST] = hk
     ist[I_HNNZ] = hn
+    ist[I_TRIALS] = trials
     pf[P_POS] = P
     pf[P_NEG] = N
     pf[P_BIAS] = bias

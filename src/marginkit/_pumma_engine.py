@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from ._engine import FLUSH_RATIO, RowStore, _grow
+from .persistence import trusted_type
 
 
 @njit(cache=True, nogil=True)
@@ -272,6 +273,7 @@ def _forget_pair(
         cache_P[r, c] = 0.0
 
 
+@trusted_type
 class PairState:
     """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
 

@@ -8,16 +8,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _linear as L
+from .persistence import trusted_type
 
 _INDEX = np.int32
 
 
+@trusted_type
 class PNormState:
-    """Weights, lazy averaging accumulators and correction log of one binary problem.
+    """Weights, lazy averaging accumulators and (optionally) correction log of one problem.
 
-    The log keeps, for every correction, the coefficient added to v and the
-    non-zeros of its instance, in blocks that are appended (never copied) as the
-    stream grows; the voted output replays it.
+    The last and averaged hypotheses need only the O(d) weights and accumulators. The
+    voted one needs every hypothesis, so with ``keep_log`` the state also keeps, for
+    every correction, the coefficient added to v and the non-zeros of its instance,
+    in blocks that are appended (never copied) as the stream grows; the voted output
+    replays it. Pickled or saved, the state holds what it has used: no spare capacity.
 
     Parameters
     ----------
@@ -26,9 +30,11 @@ class PNormState:
         bias coordinate).
     p : float
         The norm of the instances; the weights live in the dual q-norm.
+    keep_log : bool, default=True
+        Log the corrections, for the voted output.
     """
 
-    def __init__(self, d, p, cap_k=64):
+    def __init__(self, d, p, keep_log=True, cap_k=64):
         self.d = int(d)
         self.p = float(p)
         self.v = np.zeros(d)
@@ -40,47 +46,90 @@ class PNormState:
         self.fs[L.F_PENDING] = 1.0
         self.ist = np.zeros(L.N_ISTATE, dtype=np.int64)
         self.ist[L.I_K] = 1
+        self.ist[L.I_LOG] = int(bool(keep_log))
+        cap_k = cap_k if keep_log else 0
         self.h_start = np.zeros(cap_k, dtype=np.int64)
         self.h_stop = np.zeros(cap_k, dtype=np.int64)
         self.h_coef = np.zeros(cap_k)
         self.h_rescale = np.ones(cap_k)
-        self.h_count = np.zeros(cap_k + 1, dtype=np.int64)
-        size = max(1024, 16 * (d + 1))
-        self.b_indices = [np.empty(size, dtype=_INDEX)]
-        self.b_data = [np.empty(size)]
+        self.h_count = np.zeros(cap_k + 1 if keep_log else 0, dtype=np.int64)
+        size = max(1024, 16 * (d + 1)) if keep_log else 0
+        self.b_indices = [np.zeros(size, dtype=_INDEX)]
+        self.b_data = [np.zeros(size)]
         self.b_first = [0]  # first correction logged in each block
+
+    @property
+    def keeps_log(self):
+        return bool(self.ist[L.I_LOG])
 
     # -- growth of the correction log --------------------------------------------
     def make_room(self, row_nnz):
         """Room for at least one more correction whose instance has ``row_nnz`` non-zeros."""
         k = self.n_corrections
         if k >= self.h_coef.shape[0]:
-            cap = 2 * self.h_coef.shape[0]
+            cap = max(64, 2 * self.h_coef.shape[0])
             self.h_start = _resized(self.h_start, cap)
             self.h_stop = _resized(self.h_stop, cap)
             self.h_coef = _resized(self.h_coef, cap)
             self.h_rescale = _resized(self.h_rescale, cap)
-            self.h_count = _resized(self.h_count, cap + 1, zero=True)
+            self.h_count = _resized(self.h_count, cap + 1)
         fill = int(self.ist[L.I_HNNZ])
         if fill + row_nnz > self.b_data[-1].shape[0]:
-            size = max(2 * self.b_data[-1].shape[0], row_nnz)
+            size = max(2 * self.b_data[-1].shape[0], row_nnz, 1024)
             size = min(size, max(1 << 24, row_nnz))
-            self.b_indices.append(np.empty(size, dtype=_INDEX))
-            self.b_data.append(np.empty(size))
+            self.b_indices.append(np.zeros(size, dtype=_INDEX))
+            self.b_data.append(np.zeros(size))
             self.b_first.append(k)
             self.ist[L.I_HNNZ] = 0
 
-    def log_arrays(self):
-        """The arguments of the compiled passes that hold the correction log."""
-        return (
+    def weights(self):
+        """The weights and scalar state, as the compiled passes take them."""
+        return L.Weights(self.v, self.direction, self.acc, self.u, self.fs, self.ist)
+
+    def log(self, block=-1):
+        """The correction log (its current block), as the compiled passes take it."""
+        return L.Log(
             self.h_start,
             self.h_stop,
             self.h_coef,
             self.h_rescale,
             self.h_count,
-            self.b_indices[-1],
-            self.b_data[-1],
+            self.b_indices[block],
+            self.b_data[block],
         )
+
+    # -- saving: the state as used, without spare room ------------------------------
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        K = self.n_corrections if self.keeps_log else 0
+        for name in ("h_start", "h_stop", "h_coef", "h_rescale", *self._per_correction):
+            state[name] = self.__dict__[name][:K].copy()
+        state["h_count"] = self.h_count[: K + 1 if self.keeps_log else 0].copy()
+        ends = [*self.b_first[1:], K]
+        used = [
+            int(self.ist[L.I_HNNZ])
+            if b == len(ends) - 1
+            else (int(self.h_stop[ends[b] - 1]) if ends[b] > self.b_first[b] else 0)
+            for b in range(len(ends))
+        ]
+        state["b_indices"] = [a[:n].copy() for a, n in zip(self.b_indices, used, strict=True)]
+        state["b_data"] = [a[:n].copy() for a, n in zip(self.b_data, used, strict=True)]
+        return state
+
+    def __setstate__(self, state):
+        ist = state["ist"]
+        if ist.shape[0] < L.N_ISTATE:
+            # saved before the log was optional: it was always kept
+            K = int(ist[L.I_NHIST])
+            full = np.zeros(L.N_ISTATE, dtype=np.int64)
+            full[: ist.shape[0]] = ist
+            full[L.I_TRIALS] = int(state["h_count"][: K + 1].sum())
+            full[L.I_LOG] = 1
+            state["ist"] = full
+        self.__dict__.update(state)
+
+    #: further arrays with one entry per logged correction (subclasses add theirs)
+    _per_correction = ()
 
     # -- what the state means ------------------------------------------------------
     @property
@@ -89,7 +138,7 @@ class PNormState:
 
     @property
     def n_trials(self):
-        return int(self.h_count[: self.n_corrections + 1].sum())
+        return int(self.ist[L.I_TRIALS])
 
     @property
     def k(self):
@@ -118,126 +167,105 @@ class PNormState:
         """theta = f(w), the dual vector to which corrections are added."""
         return self.fs[L.F_S] * self.v
 
-    def directions(self, chunk_elems=1 << 22):
-        """Yield ``(first, G)``: rows of G are g_k for hypotheses first+1, first+2, ...
+    def hypotheses(self, columns, max_elems=1 << 22):
+        """Yield ``(first, G, norms)``: row j of G is g on ``columns`` after correction
+        ``first + j`` (a positive multiple of w_(first+j+1)), ``norms`` their 2-norms.
 
-        g_k is a positive multiple of w_k (k >= 1), rebuilt from the log in chunks of
-        at most ``chunk_elems`` numbers.
+        The hypotheses are rebuilt from the log with the arithmetic of training, in
+        chunks of at most ``max_elems`` numbers, and only on the columns asked for:
+        predicting sparse rows costs the columns they use, not d.
         """
         K = self.n_corrections
-        v = np.zeros(self.d)
-        chunk = max(1, chunk_elems // max(self.d, 1))
+        column = np.full(self.d, -1, dtype=np.int64)
+        column[columns] = np.arange(columns.shape[0])
+        v = np.zeros(columns.shape[0])
+        chunk = max(1, max_elems // max(columns.shape[0], 1))
         bounds = [*self.b_first, K]
         for b in range(len(self.b_first)):
+            log = self.log(b)
             for first in range(bounds[b], bounds[b + 1], chunk):
                 stop = min(bounds[b + 1], first + chunk)
-                G = np.empty((stop - first, self.d))
-                L.replay_directions(
-                    self.h_start,
-                    self.h_stop,
-                    self.h_coef,
-                    self.h_rescale,
-                    self.b_indices[b],
-                    self.b_data[b],
-                    first,
-                    stop,
-                    v,
-                    self.p,
-                    G,
-                )
-                yield first, G
+                G = np.empty((stop - first, columns.shape[0]))
+                norms = np.empty(stop - first)
+                L.replay_columns(log, first, stop, v, column, self.p, G, norms)
+                yield first, G, norms
 
-    def direction_change_matrix(self):
-        """For p = 2: CSR matrix (K, d) whose row k is the change of v made by correction k.
-
-        v . x after correction k is the running sum of ``(D @ x)[:k+1]``, rescaled at
-        logged folds; see :meth:`voted_scores`.
-        """
-        K = self.n_corrections
-        bounds = [*self.b_first, K]
-        datas, indices, indptrs, offset = [], [], [np.zeros(1, dtype=np.int64)], 0
-        for b in range(len(self.b_first)):
-            first, stop = bounds[b], bounds[b + 1]
-            if stop == first:
-                continue
-            lo, hi = self.h_start[first], self.h_stop[stop - 1]
-            out = np.empty(hi)
-            L.direction_changes(
-                self.h_start,
-                self.h_stop,
-                self.h_coef,
-                self.b_indices[b],
-                self.b_data[b],
-                first,
-                stop,
-                out,
-            )
-            datas.append(out[lo:hi])
-            indices.append(self.b_indices[b][lo:hi])
-            indptrs.append(self.h_stop[first:stop] - lo + offset)
-            offset += hi - lo
-        if not datas:
-            return sp.csr_matrix((0, self.d))
-        return sp.csr_matrix(
-            (np.concatenate(datas), np.concatenate(indices), np.concatenate(indptrs)),
-            shape=(K, self.d),
-        )
-
-    def voted_scores(self, X, aug, max_elems=1 << 24, hyp_sigma=None, hyp_bias=None):
+    def voted_scores(self, X, aug, hyp_sigma=None, hyp_bias=None, max_elems=1 << 22):
         """sum_k c_k sign(w_k . x) / trials for the rows of X (bias coordinate ``aug``).
 
-        For p = 2, w_k . x is a running sum of ``coef_k x_k . x`` along the
-        corrections, as v itself is built: one sparse product with the log gives every
-        change, O(nnz(X) x corrections) at most. For p > 2, g_k is not linear in the
-        log, and running sums of its changes lose their digits when g_i swings over
-        orders of magnitude; the directions g_k are rebuilt in chunks instead
-        (:meth:`directions`) and multiplied with X, O(d x corrections) more work.
+        Every hypothesis w_k is rebuilt from the log exactly as training had it (on the
+        columns X uses, :meth:`hypotheses`), and multiplied with X; votes whose value
+        is within rounding of 0 are decided by a doubled-precision dot product
+        (:func:`marginkit._linear.cast_votes`). The votes are those of the exact
+        values of the hypotheses training used: no running sum, so no cancellation
+        however the hypotheses' scale swings, and the same decisions for dense and
+        sparse rows, alone or in a batch. Work: O(corrections x (columns + nnz(X))).
 
         With ``hyp_sigma`` and ``hyp_bias`` (per correction k: w_(k+1) = hyp_sigma[k]
         g_(k+1), and the hyperplane's bias) the votes are ``sign(w_k . x + b_k)``.
         """
         K = self.n_corrections
-        out = np.zeros(X.shape[0])
-        if K == 0:
+        n = X.shape[0]
+        out = np.zeros(n)
+        if K == 0 or n == 0:
             return out
         n_feat = X.shape[1]
-        counts = self.h_count[1 : K + 1].astype(np.float64)
-        if self.p != 2.0:
-            for first, G in self.directions(max_elems):
-                P = np.asarray(X @ G[:, :n_feat].T)
-                if n_feat < self.d:
-                    P = P + aug * G[:, n_feat]
-                if hyp_bias is not None:
-                    stop = first + G.shape[0]
-                    P = P * hyp_sigma[first:stop] + hyp_bias[first:stop]
-                out += np.sign(P) @ counts[first : first + G.shape[0]]
-            return out / self.n_trials
-        D = self.direction_change_matrix()
-        if not sp.issparse(X) and D.nnz > 0.25 * K * n_feat:
-            Dx = D[:, :n_feat].toarray().T
+        if sp.issparse(X):
+            columns = np.unique(X.indices).astype(np.int64)
+            X = X[:, columns]
+            X.sort_indices()
+            is_sparse, Xd = True, np.zeros((1, 1))
+            x_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         else:
-            Dx = D[:, :n_feat].T.tocsr()
-        bias = D[:, n_feat].toarray().ravel() * aug if n_feat < self.d else None
-        mult = self.h_rescale[:K]
+            columns = np.arange(n_feat, dtype=np.int64)
+            is_sparse, Xd = False, np.ascontiguousarray(X, dtype=np.float64)
+            x_sq = np.einsum("ij,ij->i", Xd, Xd)
+        m = columns.shape[0]
+        has_aug = n_feat < self.d
+        if has_aug:
+            columns = np.append(columns, self.d - 1)
+        x_norms = np.sqrt(x_sq + aug * aug)
+        counts = self.h_count[1 : K + 1].astype(np.float64)
         if hyp_bias is None:
             hyp_sigma = hyp_bias = np.zeros(0)
-        else:
-            hyp_sigma, hyp_bias = hyp_sigma[:K], hyp_bias[:K]
-        step = max(1, max_elems // K)
-        for lo in range(0, X.shape[0], step):
-            P = X[lo : lo + step] @ Dx
-            P = P.toarray() if sp.issparse(P) else np.asarray(P)
-            if bias is not None:
-                P = P + bias
-            L.accumulate_votes(
-                np.ascontiguousarray(P), mult, counts, out[lo : lo + step], hyp_sigma, hyp_bias
+        empty_i = np.zeros(1, dtype=np.int32)
+        for first, G, norms in self.hypotheses(columns, max_elems):
+            stop = first + G.shape[0]
+            ranks_at = (
+                counts[first:stop],
+                hyp_sigma[first:stop] if hyp_sigma.shape[0] else hyp_sigma,
+                hyp_bias[first:stop] if hyp_bias.shape[0] else hyp_bias,
             )
+            Gt = G[:, :m].T
+            rows = max(1, max_elems // G.shape[0])
+            for lo in range(0, n, rows):
+                hi = min(n, lo + rows)
+                if is_sparse:
+                    part = X[lo:hi]
+                    P = np.asarray(part @ Gt)
+                    args = (Xd, part.indptr, part.indices, part.data)
+                else:
+                    P = Xd[lo:hi] @ Gt
+                    args = (Xd[lo:hi], empty_i, empty_i, np.zeros(0))
+                if has_aug:
+                    P += aug * G[:, m]
+                L.cast_votes(
+                    np.ascontiguousarray(P),
+                    G,
+                    norms,
+                    *args,
+                    is_sparse,
+                    x_norms[lo:hi],
+                    float(aug),
+                    m if has_aug else -1,
+                    (*ranks_at, out[lo:hi]),
+                )
         return out / self.n_trials
 
 
-def _resized(a, n, zero=False):
-    """A copy of ``a`` with room for n entries (the new ones zero only if asked)."""
-    out = np.zeros(n, dtype=a.dtype) if zero else np.empty(n, dtype=a.dtype)
+def _resized(a, n):
+    """A copy of ``a`` with room for n entries, the new ones zero."""
+    out = np.zeros(n, dtype=a.dtype)
     m = min(n, a.shape[0])
     out[:m] = a[:m]
     return out

@@ -55,8 +55,16 @@ class ALMAClassifier(OnlineLinearClassifier):
         Which hypothesis predicts: the final ``w``; the average ``sum_k c_k w_k``
         (``c_k`` the number of trials ``w_k`` survived, the trial that created it
         included); or the vote ``sum_k c_k sign(w_k . x)`` (Freund and Schapire 1999).
-        All three come from the same run: change it with ``set_params`` after
-        fitting, no retraining needed.
+        All three come from the same run: switch between ``"last"`` and ``"avg"``
+        with ``set_params`` after fitting, no retraining needed (``"voted"`` needs the
+        corrections: see ``keep_corrections``).
+    keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too.
     n_epochs : int >= 1, default=1
         Passes over the training set in :meth:`fit` (the counter k carries on).
     shuffle : bool, default=False
@@ -109,6 +117,7 @@ class ALMAClassifier(OnlineLinearClassifier):
         "B": [Interval(Real, 0, None, closed="neither"), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "output": [StrOptions({"last", "avg", "voted"})],
+        "keep_corrections": ["boolean"],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
@@ -124,6 +133,7 @@ class ALMAClassifier(OnlineLinearClassifier):
         B=None,
         C=SQRT2,
         output="last",
+        keep_corrections=False,
         n_epochs=1,
         shuffle=False,
         random_state=None,
@@ -135,6 +145,7 @@ class ALMAClassifier(OnlineLinearClassifier):
         self.B = B
         self.C = C
         self.output = output
+        self.keep_corrections = keep_corrections
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

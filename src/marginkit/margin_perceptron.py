@@ -44,6 +44,13 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     output : {"last", "avg", "voted"}, default="last"
         The guarantee is for ``"last"``; the average and the vote are over the
         hypotheses of the final guess.
+    keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too.
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None
@@ -92,6 +99,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "output": [StrOptions({"last", "avg", "voted"})],
+        "keep_corrections": ["boolean"],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
@@ -104,6 +112,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         gamma_guess=None,
         max_iter=1000,
         output="last",
+        keep_corrections=False,
         shuffle=False,
         random_state=None,
         fit_intercept=False,
@@ -112,6 +121,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.gamma_guess = gamma_guess
         self.max_iter = max_iter
         self.output = output
+        self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
@@ -207,7 +217,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     if not within:
                         # 12 R^2 / gamma^2 updates did not do: halve the guess, restart
                         self._updates_before[j] += self._states[j].n_corrections
-                        self._states[j] = PNormState(self._states[j].d, 2.0)
+                        self._states[j] = PNormState(self._states[j].d, 2.0, self._keeps_log)
                         self.gamma_guess_[j] /= 2.0
                         self.n_restarts_[j] += 1
                     else:

@@ -10,6 +10,7 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 
 LINEAR_CONSTRAINTS = {
     "output": [StrOptions({"last", "avg", "voted"})],
+    "keep_corrections": ["boolean"],
     "n_epochs": [Interval(Integral, 1, None, closed="left")],
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
@@ -34,7 +35,14 @@ class PerceptronClassifier(OnlineLinearClassifier):
     ----------
     output : {"last", "avg", "voted"}, default="last"
         The final ``w``, the average or the vote; all three come from one run (switch
-        with ``set_params`` after fitting).
+        with ``set_params`` after fitting; to ``"voted"`` with ``keep_corrections``).
+    keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too.
     n_epochs : int >= 1, default=1
         Passes of :meth:`fit` over the training set.
     shuffle : bool, default=False
@@ -78,6 +86,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         self,
         *,
         output="last",
+        keep_corrections=False,
         n_epochs=1,
         shuffle=False,
         random_state=None,
@@ -85,6 +94,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         verbose=0,
     ):
         self.output = output
+        self.keep_corrections = keep_corrections
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

@@ -7,6 +7,16 @@ classes, numpy arrays and the Python built-ins that skops trusts by default; a f
 names any other type (not written by :func:`save`, or altered since) is refused before
 anything is built, with the types it names in the error.
 
+A saved model holds the model and no more: no spare capacity of growing arrays, and
+the voted log only when the model kept it (``keep_corrections``, or ``output="voted"``
+at fit time; such a file contains the corrected rows). Saving the same model twice
+gives the same bytes: the archive's members are named by their order in the file and
+dated 1980-01-01, not by memory addresses and the clock.
+
+Which classes a file may hold is declared by the modules that define them, with
+:func:`trusted_type` (every marginkit estimator is declared by its base class); this
+module imports none of them.
+
 The archive holds a small header beside the estimator: the format name and version
 and the marginkit version that wrote it. Files of a newer format than this marginkit
 reads are refused with a message that says so; there is no older format yet.
@@ -30,6 +40,8 @@ True
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import tempfile
 import zipfile
@@ -43,23 +55,70 @@ class UntrustedFileError(ValueError):
     """A model file names types that :func:`load` does not trust; nothing was loaded."""
 
 
-def _own_types():
-    """Qualified names of every marginkit class a model file may hold."""
-    import marginkit
-
-    from ._engine import KernelState, RowStore
-    from ._kernels import Kernel
-    from ._pumma_engine import PairState
-    from ._state import PNormState
-    from .pumma import PUMMAState, _Work
-
-    estimators = [getattr(marginkit, n) for n in marginkit.__all__ if n.endswith("Classifier")]
-    states = [KernelState, RowStore, Kernel, PairState, PNormState, PUMMAState, _Work]
+#: Qualified names of the classes a model file may hold, declared by their modules.
+_TRUSTED = {
     # random_state may be a numpy RandomState (scikit-learn accepts one)
-    return {f"{c.__module__}.{c.__qualname__}" for c in estimators + states} | {
-        "numpy.random.mtrand.RandomState",
-        "numpy.random._mt19937.MT19937",
-    }
+    "numpy.random.mtrand.RandomState",
+    "numpy.random._mt19937.MT19937",
+}
+#: The subset of those that :func:`save` stores as a model.
+_MODELS = set()
+
+
+def _name(cls):
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def trusted_type(cls, *, model=False):
+    """Declare ``cls`` (a marginkit class) as one that model files may hold.
+
+    Usable as a class decorator. With ``model=True`` it is also a model that
+    :func:`save` stores. Classes outside the ``marginkit`` package are not declared.
+    """
+    if cls.__module__.split(".")[0] == "marginkit":
+        _TRUSTED.add(_name(cls))
+        if model:
+            _MODELS.add(_name(cls))
+    return cls
+
+
+def _own_types():
+    """Qualified names of every class a model file may hold."""
+    return set(_TRUSTED)
+
+
+def _stable(archive):
+    """The skops archive ``archive`` (bytes) with names, ids and dates that depend only
+    on its contents: members and objects numbered in the order the schema holds them
+    (skops names them by memory address), every member dated 1980-01-01."""
+    with zipfile.ZipFile(io.BytesIO(archive)) as src:
+        schema = json.loads(src.read("schema.json"))
+        members, ids = {}, {}
+
+        def renumber(node):
+            if isinstance(node, list):
+                for value in node:
+                    renumber(value)
+            elif isinstance(node, dict):
+                if isinstance(node.get("file"), str):
+                    name = node["file"]
+                    members.setdefault(name, f"{len(members)}{Path(name).suffix}")
+                    node["file"] = members[name]
+                if isinstance(node.get("__id__"), int):
+                    node["__id__"] = ids.setdefault(node["__id__"], len(ids))
+                for value in node.values():
+                    renumber(value)
+
+        renumber(schema)
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as dst:
+            entries = [("schema.json", json.dumps(schema, indent=1).encode())]
+            entries += [(new, src.read(old)) for old, new in members.items()]
+            for name, data in entries:
+                info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                dst.writestr(info, data, compresslevel=6)
+    return out.getvalue()
 
 
 def _skops():
@@ -90,7 +149,7 @@ def save(estimator, path) -> None:
         If ``estimator`` is not a marginkit estimator, or uses a callable kernel (a
         function cannot be stored as data; use one of the named kernels).
     """
-    if f"{type(estimator).__module__}.{type(estimator).__qualname__}" not in _own_types():
+    if _name(type(estimator)) not in _MODELS:
         raise TypeError(
             f"marginkit.save stores marginkit estimators, not {type(estimator).__name__}"
         )
@@ -109,10 +168,11 @@ def save(estimator, path) -> None:
         "estimator": estimator,
     }
     path = Path(path)
+    archive = _stable(sio.dumps(payload))
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            sio.dump(payload, f)
+            f.write(archive)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

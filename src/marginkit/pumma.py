@@ -16,15 +16,19 @@ from ._base import OnlineLinearClassifier, _Batch, check_finite_state
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from ._pumma_engine import PairState, train_pairs
 from ._state import PNormState, _resized
+from .persistence import trusted_type
 
 
+@trusted_type
 class PUMMAState(PNormState):
     """:class:`PNormState` plus what PUMMA keeps: x+, x-, the bias, the slack coordinates."""
 
-    def __init__(self, d, p, cap_k=64):
-        super().__init__(d, p, cap_k)
-        self.h_sigma = np.zeros(cap_k)
-        self.h_bias = np.zeros(cap_k)
+    _per_correction = ("h_sigma", "h_bias")
+
+    def __init__(self, d, p, keep_log=True, cap_k=64):
+        super().__init__(d, p, keep_log, cap_k)
+        self.h_sigma = np.zeros(self.h_coef.shape[0])
+        self.h_bias = np.zeros(self.h_coef.shape[0])
         self.pf = np.zeros(K.N_PSTATE)
         self.pi = np.zeros(K.N_QSTATE, dtype=np.int64)
         self.pi[K.Q_POS_ROW] = -1
@@ -146,6 +150,13 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         The final hyperplane, the average ``sum_k c_k (w_k, b_k)`` or the vote
         ``sum_k c_k sign(w_k . x + b_k)`` (``c_k``: trials hypothesis k survived); all
         three come from one run. The margin guarantee is for ``"last"``.
+    keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too.
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None
@@ -195,6 +206,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         "lam": [Interval(Real, 0, None, closed="left")],
         "max_epochs": [Interval(Integral, 1, None, closed="left")],
         "output": [StrOptions({"last", "avg", "voted"})],
+        "keep_corrections": ["boolean"],
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -213,6 +225,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         lam=0.0,
         max_epochs=1000,
         output="last",
+        keep_corrections=False,
         shuffle=False,
         random_state=None,
         verbose=0,
@@ -222,6 +235,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.lam = lam
         self.max_epochs = max_epochs
         self.output = output
+        self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
@@ -234,7 +248,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     def _initialise(self, data):
         super()._initialise(data)
         d = data.n_features
-        self._states = [PUMMAState(d, self.p_) for _ in range(self._n_problems)]
+        self._states = [PUMMAState(d, self.p_, self._keeps_log) for _ in range(self._n_problems)]
         self.n_epochs_ = 0
         self.converged_ = False
         self._work = _Work(d)
@@ -259,13 +273,8 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 float(self.lam),
                 self._newton_at_2,
                 self._fold_below,
-                state.v,
-                state.direction,
-                state.acc,
-                state.u,
-                state.fs,
-                state.ist,
-                *state.log_arrays(),
+                state.weights(),
+                state.log(),
                 state.h_sigma,
                 state.h_bias,
                 state.pf,
@@ -381,6 +390,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         """
         check_is_fitted(self, "_states")
         self._validate_params()
+        self._check_voted()
         X = self._validate_X(X, reset=False)
         if self.output == "voted":
             scores = np.column_stack(
@@ -395,6 +405,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
 
+@trusted_type
 class _Work:
     """Work arrays of the compiled pass (zeroed between uses)."""
 

@@ -35,6 +35,13 @@ class ROMMAClassifier(OnlineLinearClassifier):
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
         from one run.
+    keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too.
     n_epochs : int >= 1, default=1
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
@@ -74,6 +81,7 @@ class ROMMAClassifier(OnlineLinearClassifier):
         *,
         aggressive=False,
         output="last",
+        keep_corrections=False,
         n_epochs=1,
         shuffle=False,
         random_state=None,
@@ -82,6 +90,7 @@ class ROMMAClassifier(OnlineLinearClassifier):
     ):
         self.aggressive = aggressive
         self.output = output
+        self.keep_corrections = keep_corrections
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
