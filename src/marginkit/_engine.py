@@ -255,6 +255,17 @@ class RowStore:
             self.rows[self.n : self.n + m] = X
         self.n += m
 
+    def __getstate__(self):
+        """The rows stored, without the spare room (saved models hold no more)."""
+        state = dict(self.__dict__)
+        if self.sparse:
+            state["indptr"] = self.indptr[: self.n + 1].copy()
+            state["indices"] = self.indices[: self.indptr[self.n]].copy()
+            state["data"] = self.data[: self.indptr[self.n]].copy()
+        else:
+            state["rows"] = self.rows[: self.n].copy()
+        return state
+
     def view(self, lo, hi):
         if not self.sparse:
             return self.rows[lo:hi]
@@ -263,6 +274,17 @@ class RowStore:
             (self.data[a:z], self.indices[a:z], self.indptr[lo : hi + 1] - a),
             shape=(hi - lo, self.n_features),
         )
+
+
+def trimmed(obj, rows, names):
+    """``obj.__dict__`` with the arrays ``names`` cut to their first ``rows`` rows, and
+    ``hcount`` to ``rows + 1``: what a growing per-support-vector state has used."""
+    state = dict(obj.__dict__)
+    for name in names:
+        if state.get(name) is not None:
+            state[name] = state[name][:rows].copy()
+    state["hcount"] = obj.hcount[: rows + 1].copy()
+    return state
 
 
 def _grow(a, need):
@@ -302,6 +324,12 @@ class KernelState:
         self.n_seen = 0  # stream position, for support indices
         self.n_kernel_evals = 0  # kernel entries computed in training
 
+    #: arrays with a row per support vector (``hcount``: one more)
+    _per_vector = ("inv", "sq", "index", "A", "T_ins", "acc", "mask", "reset", "V")
+
+    def __getstate__(self):
+        return trimmed(self, self.m, self._per_vector)
+
     @property
     def m(self):
         return self.store.n
@@ -313,11 +341,9 @@ class KernelState:
     def reserve(self, extra):
         need = self.m + extra
         if need > self.A.shape[0]:
-            names = ["inv", "sq", "index", "A", "T_ins", "acc", "mask", "reset"]
-            if self.V is not None:
-                names.append("V")
-            for name in names:
-                setattr(self, name, _grow(getattr(self, name), need))
+            for name in self._per_vector:
+                if getattr(self, name) is not None:
+                    setattr(self, name, _grow(getattr(self, name), need))
         if need + 1 > self.hcount.shape[0]:
             self.hcount = _grow(self.hcount, need + 1)
 

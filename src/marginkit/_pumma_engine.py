@@ -19,7 +19,7 @@ one known kernel value to them), so no kernel sum beyond the margins is needed.
 import numpy as np
 from numba import njit
 
-from ._engine import FLUSH_RATIO, RowStore, _grow
+from ._engine import FLUSH_RATIO, RowStore, _grow, trimmed
 from .persistence import trusted_type
 
 
@@ -331,24 +331,30 @@ class PairState:
     def n_corrections(self):
         return self.k - 1
 
+    #: arrays with a row per atom (``hcount``: one more)
+    _per_vector = (
+        "inv_p",
+        "inv_n",
+        "sq_p",
+        "sq_n",
+        "index_p",
+        "index_n",
+        "A",
+        "V",
+        "beta",
+        "T_ins",
+        "acc",
+        "mask",
+        "reset",
+    )
+
+    def __getstate__(self):
+        return trimmed(self, self.m, self._per_vector)
+
     def reserve(self, extra):
         need = self.m + extra
         if need > self.A.shape[0]:
-            for name in (
-                "inv_p",
-                "inv_n",
-                "sq_p",
-                "sq_n",
-                "index_p",
-                "index_n",
-                "A",
-                "V",
-                "beta",
-                "T_ins",
-                "acc",
-                "mask",
-                "reset",
-            ):
+            for name in self._per_vector:
                 setattr(self, name, _grow(getattr(self, name), need))
         if need + 1 > self.hcount.shape[0]:
             self.hcount = _grow(self.hcount, need + 1)
