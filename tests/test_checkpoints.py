@@ -174,3 +174,36 @@ def test_checkpoint_errors(tmp_path):
         ALMAClassifier().fit(X, y, checkpoint_every=10)
     X2 = sp.csr_matrix(X)
     ALMAClassifier().fit(X2, y, checkpoint=tmp_path / "s.skops")
+
+
+def test_a_checkpoint_holds_the_model_not_the_epochs_orders(tmp_path):
+    """The orders of a shuffled fit are made from the generator's state, not stored."""
+    X, y = make_blobs_pm(n=5000, d=4, seed=3)
+    path = tmp_path / "c.skops"
+    make = lambda: PerceptronClassifier(n_epochs=50, shuffle=True, random_state=7)  # noqa: E731
+    make().fit(X, y, checkpoint=path, checkpoint_every=2500)
+    # 50 orders of 5000 rows would be 2 MB; the model is 4 weights
+    assert path.stat().st_size < 20_000
+    same_model(make().fit(X, y, checkpoint=path), make().fit(X, y), X)
+
+
+def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatch):
+    """Epochs far shorter than a write: few writes, and the last is the finished state."""
+    X, y = make_blobs_pm(n=200, d=4, seed=3)
+    real_save = marginkit.persistence.save
+    calls = []
+
+    def slow_save(est, p):
+        time.sleep(0.05)
+        real_save(est, p)
+        calls.append(1)
+
+    monkeypatch.setattr(marginkit.persistence, "save", slow_save)
+    path = tmp_path / "c.skops"
+    make = lambda: ALMAClassifier(alpha=0.9, n_epochs=40)  # noqa: E731
+    make().fit(X, y, checkpoint=path)
+    assert 1 <= len(calls) <= 5
+    monkeypatch.setattr(marginkit.persistence, "save", real_save)
+    finished = marginkit.load(path)
+    assert finished._resume["epoch"] == 40
+    same_model(make().fit(X, y, checkpoint=path), make().fit(X, y), X)

@@ -6,6 +6,7 @@ epoch; it never loops over samples in Python.
 """
 
 import hashlib
+import time
 from numbers import Integral
 
 import numpy as np
@@ -58,6 +59,79 @@ class _Batch:
         return int(self.row_nnz[rows].max()) + extra
 
 
+class _Throttled:
+    """``write()`` when the time since the last write is at least ``1 / share`` times
+    what that write took: writing then takes at most about ``share`` of the time."""
+
+    def __init__(self, write, share=0.05):
+        self.write, self.share = write, share
+        self.cost, self.done, self.pending = 0.0, time.perf_counter(), False
+
+    def __call__(self):
+        if (time.perf_counter() - self.done) * self.share >= self.cost:
+            start = time.perf_counter()
+            self.write()
+            self.done = time.perf_counter()
+            self.cost, self.pending = self.done - start, False
+        else:
+            self.pending = True
+
+    def flush(self):
+        if self.pending:
+            self.write()
+            self.pending = False
+
+
+@trusted_type
+class EpochOrders:
+    """The order of the rows in every epoch of a fit, made when asked for.
+
+    ``orders[e]`` is ``random_state``'s e-th permutation of ``range(n)`` (the rows in
+    turn without ``shuffle``), the orders :meth:`OnlineClassifier.fit` presents: a
+    checkpoint stores the generator's state at the start of the fit, a few kilobytes,
+    instead of ``n_epochs x n`` indices. Epochs are asked for in increasing order.
+    ``random_state`` is advanced past all the permutations at once, as a fit that made
+    them at the start would leave it.
+    """
+
+    def __init__(self, n, n_epochs, shuffle, random_state):
+        self.n, self.n_epochs, self.shuffle = int(n), int(n_epochs), bool(shuffle)
+        self.start = None
+        if self.shuffle:
+            rng = check_random_state(random_state)
+            self.start = rng.get_state()[1:]  # the Mersenne Twister's keys and position
+            for _ in range(self.n_epochs):
+                rng.permutation(self.n)
+        self._rng, self._made, self._last = None, 0, None
+
+    def __len__(self):
+        return self.n_epochs
+
+    def __getitem__(self, epoch):
+        if not self.shuffle:
+            return np.arange(self.n)
+        if self._rng is None or epoch < self._made - 1:
+            self._rng = np.random.RandomState()
+            self._rng.set_state(("MT19937", *self.start))
+            self._made = 0
+        while self._made <= epoch:
+            self._last = self._rng.permutation(self.n)
+            self._made += 1
+        return self._last
+
+    def __getstate__(self):
+        return {
+            "n": self.n,
+            "n_epochs": self.n_epochs,
+            "shuffle": self.shuffle,
+            "start": self.start,
+        }
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._rng, self._made, self._last = None, 0, None
+
+
 class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
@@ -92,8 +166,11 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             after checking that it was made by an estimator with the same parameters on
             the same data; the result is exactly that of an uninterrupted run.
         checkpoint_every : int >= 1, optional
-            Trials between checkpoints (default: one per epoch); the kernel estimators
-            round it up to a multiple of ``block_size``.
+            Trials between checkpoints; the kernel estimators round it up to a multiple
+            of ``block_size``. By default a checkpoint is written at the end of an epoch
+            when the training since the last one took at least 20 times as long as
+            writing it did (so that checkpoints cost at most about 5% of the training
+            they protect), and once more when training ends.
 
         Returns
         -------
@@ -133,22 +210,21 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         else:
             X, y = self._start_fit(X, y, validated=True)  # validated above, with reset
             self._resume = {"fingerprint": fingerprint, **self._fresh_progress(X)}
-        self._train_resumable(X, y, callback, lambda: save(self, path), every)
+        write = _Throttled(lambda: save(self, path)) if every is None else lambda: save(self, path)
+        self._train_resumable(X, y, callback, write, every)
+        if every is None:
+            write.flush()  # the finished state, if the last epoch's was skipped
         del self._resume
         return self
 
     def _fresh_progress(self, X):
         """Where a resumable fit starts: the orders of every epoch, and position 0."""
-        rng = check_random_state(self.random_state)
-        n = X.shape[0]
-        orders = np.array(
-            [rng.permutation(n) if self.shuffle else np.arange(n) for _ in self.n_epochs * [0]]
-        )
+        orders = EpochOrders(X.shape[0], self.n_epochs, self.shuffle, self.random_state)
         return {"orders": orders, "epoch": 0, "pos": 0}
 
     def _train_resumable(self, X, y, callback, save, every):
         """Train from ``self._resume``, calling ``save()`` at each checkpoint."""
-        orders = list(self._resume["orders"])
+        orders = self._resume["orders"]
         self._passes(X, y, orders, callback, resume=self._resume, save=save, every=every)
 
     @_fit_context(prefer_skip_nested_validation=True)
