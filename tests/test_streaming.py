@@ -2,6 +2,8 @@
 
 import bz2
 import gzip
+import os
+import threading
 import warnings
 
 import numpy as np
@@ -24,7 +26,7 @@ from marginkit import (
 )
 from marginkit.cli import main
 from marginkit.persistence import load
-from marginkit.streaming import FileStream, fit_file
+from marginkit.streaming import FileStream, fit_file, prefetched
 from marginkit.tasks import read_data, train
 
 
@@ -263,23 +265,43 @@ def test_missing_empty_and_unreadable_files(tmp_path):
     bad.write_text("1 1:0.5\n" * 25 + "-1 3:oops\n")
     with pytest.raises(
         ValueError,
-        match=r"cannot be read as an svmlight file \(in the chunk "
-        r"from line 21",
+        match=r"cannot be read as an svmlight file \(line 26: the value 'oops' of "
+        r"feature 3 is not a number\)",
     ):
         FileStream(bad, 10)
     ragged = tmp_path / "ragged.csv"
-    ragged.write_text("1,0.5,0.2\n" * 12 + "-1,0.5\n")  # within a chunk: numpy says it
+    ragged.write_text("1,0.5,0.2\n" * 12 + "-1,0.5\n")  # within a chunk
     with pytest.raises(
-        ValueError, match="numeric CSV file .in the chunk from line 11: the number"
+        ValueError, match=r"numeric CSV file \(line 13: 2 values, where the first row has 3"
     ):
         FileStream(ragged, 5, label_column=0)
     ragged.write_text("1,0.5,0.2\n" * 10 + "-1,0.5\n" * 3)  # from one chunk to the next
-    with pytest.raises(ValueError, match="rows of 2 and of 1 features"):
+    with pytest.raises(ValueError, match="line 11: 2 values, where the first row has 3"):
         FileStream(ragged, 5, label_column=0)
     one = tmp_path / "one.csv"
     one.write_text("1\n2\n")
     with pytest.raises(ValueError, match="a label column and at least one feature"):
         FileStream(one, 5)
+
+
+def test_a_bad_line_met_while_training_stops_it_with_its_line(svm_file, tmp_path):
+    # no first pass: the reader's thread meets the line during the epoch
+    bad = tmp_path / "late.svm"
+    bad.write_text(svm_file.read_text() + "1 2:oops\n")
+    est = ALMAClassifier()
+    with pytest.raises(
+        ValueError,
+        match=r"late.svm: cannot be read as an svmlight file \(line 241: the value 'oops'",
+    ):
+        fit_file(est, bad, 50, classes=[-1, 1, 2], n_features=7, zero_based=False)
+    assert not hasattr(est, "classes_")
+
+
+def test_a_stream_needs_its_labels(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("1,2,3\n")
+    with pytest.raises(ValueError, match="label_column must be an integer .a stream is learned"):
+        FileStream(path, 5, label_column=None)
 
 
 def test_n_features_smaller_than_the_file(svm_file):
@@ -375,7 +397,7 @@ def test_labels_outside_the_given_classes(svm_file):
 
 
 def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys):
-    with pytest.raises(ValueError, match="options of streaming: give chunk_size"):
+    with pytest.raises(ValueError, match="classes is an option of streaming: give chunk_size"):
         train(svm_file, "alma", tmp_path / "x.skops", classes=[-1, 1, 2])
     model = tmp_path / "m.skops"
     argv = ["train", str(svm_file), "--estimator", "alma", "--model", str(model)]
@@ -456,3 +478,76 @@ def test_xz_files(svm_file, tmp_path):
     X, y = read_data(svm_file)
     streamed = fit_file(ALMAClassifier(), path, chunk_size=33)
     np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+
+
+# -- reading in a background thread --------------------------------------------------------------
+
+
+def test_prefetched_keeps_the_order_and_stays_ahead_by_depth():
+    made = []
+
+    def items():
+        for k in range(20):
+            made.append(k)
+            yield k
+
+    out = []
+    for k in prefetched(items(), depth=2):
+        out.append(k)
+        # made: what was taken, at most 2 waiting, 1 being made
+        assert len(made) <= len(out) + 3
+    assert out == list(range(20))
+
+
+def test_prefetched_raises_the_readers_error_and_stops_when_closed():
+    def failing():
+        yield 1
+        raise ValueError("line 7: the label 'x' is not a number")
+
+    got = prefetched(failing())
+    assert next(got) == 1
+    with pytest.raises(ValueError, match="^line 7: the label 'x' is not a number$"):
+        next(got)
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            k = 0
+            while True:
+                yield k
+                k += 1
+        finally:
+            closed.set()
+
+    got = prefetched(endless())
+    assert [next(got) for _ in range(3)] == [0, 1, 2]
+    got.close()
+    assert closed.is_set()
+
+
+def _readers():
+    return sum(t.name == "marginkit-reader" for t in threading.enumerate())
+
+
+def test_passes_reuse_one_reader_thread(svm_file):
+    list(prefetched(range(3)))
+    before = _readers()
+    fit_file(ALMAClassifier(n_epochs=3), svm_file, chunk_size=50)
+    assert _readers() == before
+    # one prefetch inside another: a second reader
+    outer = prefetched(range(2))
+    next(outer)
+    assert list(prefetched(range(5))) == list(range(5))
+    assert list(outer) == [1]
+    assert _readers() == max(before, 2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_forked_child_starts_its_own_reader():
+    list(prefetched(range(3)))  # an idle reader in this process
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's reader thread is not here
+        os._exit(0 if list(prefetched(range(4))) == [0, 1, 2, 3] else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -9,9 +9,12 @@ from: the number of features, whether svmlight indices start at 0 or 1 (as
 ``load_svmlight_file``'s ``zero_based="auto"`` decides for the whole file), the labels,
 and the variance of the entries (a kernel's ``gamma="scale"``). The largest norm of an
 instance (``fit_intercept``, the margin Perceptron) costs one more pass, made only
-when the estimator needs it. Then each epoch is one more pass: chunks are parsed by
-scikit-learn's ``load_svmlight_file`` (svmlight, ``.gz``, ``.bz2``) or ``numpy.loadtxt``
-(CSV) and given to the estimator in file order.
+when the estimator needs it. Then each epoch is one more pass: the file is read in
+large binary blocks (``.gz``, ``.bz2`` and ``.xz`` decompressed) and parsed into chunks
+by :mod:`marginkit.formats` (its compiled svmlight reader, or pyarrow's CSV reader),
+and the chunks go to the estimator in file order. Reading and learning overlap: while
+the estimator learns from one chunk, a background thread reads and parses the next
+(both release the GIL), holding at most one chunk ready ahead.
 
 Examples
 --------
@@ -31,32 +34,120 @@ Examples
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
-import itertools
-import lzma
-import warnings
+import os
+import queue
+import threading
 from pathlib import Path
 
 import numpy as np
 
 from ._utils import DataSummary, row_norms_p
-from .tasks import data_format
+from .formats import data_format, iter_chunks
 
-__all__ = ["FileStream", "check_streamable", "fit_file", "fit_stream"]
+__all__ = ["FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
 
 
-def _open(path):
-    """A binary file object, decompressing ``.gz``, ``.bz2`` and ``.xz``."""
-    suffix = path.suffix.lower()
-    if suffix == ".gz":
-        return gzip.open(path, "rb")
-    if suffix == ".bz2":
-        return bz2.BZ2File(path, "rb")
-    if suffix == ".xz":
-        return lzma.open(path, "rb")
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller's ``with``
+class _Reader:
+    """A background thread that runs the jobs it is given, one at a time, and waits
+    among the idle readers between them: the passes over a stream reuse one thread
+    instead of starting one each (a thread's stack is memory too)."""
+
+    idle = []
+    lock = threading.Lock()
+
+    def __init__(self):
+        self.jobs = queue.SimpleQueue()
+        thread = threading.Thread(target=self._serve, name="marginkit-reader", daemon=True)
+        thread.start()
+
+    @classmethod
+    def run(cls, job, done):
+        """Run ``job()`` in an idle reader (a new one if none is idle); ``done`` is set
+        once the job has returned and the reader is idle again."""
+        with cls.lock:
+            reader = cls.idle.pop() if cls.idle else None
+        if reader is None:
+            reader = cls()
+        reader.jobs.put((job, done))
+
+    def _serve(self):
+        while True:
+            job, done = self.jobs.get()
+            try:
+                job()
+            finally:
+                with self.lock:
+                    self.idle.append(self)
+                done.set()
+
+    @classmethod
+    def _forget(cls):
+        """In a forked child: the readers' threads stayed in the parent."""
+        cls.idle = []
+        cls.lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_Reader._forget)
+
+
+def prefetched(iterable, depth=1):
+    """The items of ``iterable`` in order, each made in a background thread while the
+    ones before it are used: at most ``depth`` items wait, made but not yet taken.
+
+    An exception raised in the thread is raised here, unchanged, when the item it
+    stopped is asked for. Closing the generator (or leaving a loop over it) stops the
+    thread after the item it is making and closes ``iterable``.
+
+    Parameters
+    ----------
+    iterable : iterable
+    depth : int >= 1, default=1
+
+    Yields
+    ------
+    The items of ``iterable``.
+    """
+    made = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = threading.Event()
+    end = object()
+
+    def offer(item):
+        while not stop.is_set():
+            try:
+                made.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        items = iter(iterable)
+        try:
+            for item in items:
+                if not offer((True, item)):
+                    return
+            offer((True, end))
+        except BaseException as exc:  # handed over to the consumer, raised there
+            offer((False, exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    _Reader.run(produce, done)
+    try:
+        while True:
+            ok, item = made.get()
+            if not ok:
+                raise item
+            if item is end:
+                return
+            yield item
+    finally:
+        stop.set()
+        done.wait()
 
 
 class FileStream:
@@ -74,9 +165,9 @@ class FileStream:
     ----------
     path : str or path-like
     chunk_size : int >= 1
-        Lines per chunk (examples, unless the file holds comment or blank lines).
+        Examples per chunk (the last may hold fewer).
     fmt : {"svmlight", "csv"} or None
-        None: from the file name, as :func:`marginkit.tasks.read_data`.
+        None: from the file name, as :func:`marginkit.formats.data_format`.
     n_features : int, optional
         svmlight: the number of features (the file must not use a larger index).
     classes : array-like, optional
@@ -98,9 +189,8 @@ class FileStream:
     FileNotFoundError
         No file at ``path``.
     ValueError
-        A file that cannot be read in that format (the reason, and the line the bad
-        chunk starts at), no examples, an index beyond ``n_features``, or a label
-        outside ``classes``.
+        A file that cannot be read in that format (the line and the reason), no
+        examples, an index beyond ``n_features``, or a label outside ``classes``.
     """
 
     def __init__(
@@ -125,6 +215,11 @@ class FileStream:
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size}")
         if not (isinstance(zero_based, bool) or zero_based == "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+        if isinstance(label_column, bool) or not isinstance(label_column, int | np.integer):
+            raise ValueError(
+                f"label_column must be an integer (a stream is learned with its labels), "
+                f"got {label_column!r}"
+            )
         self.chunk_size = int(chunk_size)
         self.fmt = data_format(self.path, fmt)
         self.label_column = label_column
@@ -145,68 +240,42 @@ class FileStream:
             self._scan(n_features, classes)
         else:
             if self.fmt == "csv":  # the columns of the first chunk
-                first = next(self._chunks(raw=True), None)
+                chunks = self._chunks(raw=True, prefetch=False)
+                first = next(chunks, None)
+                chunks.close()
                 if first is None:
                     raise ValueError(f"{self.path}: no examples")
                 self._n_features = first[0].shape[1]
             self._set(self._n_features, classes, self._moments)
 
     # -- reading -------------------------------------------------------------------
-    def _line_chunks(self):
-        """(first line number, bytes of up to chunk_size lines), from the file's start."""
-        with _open(self.path) as f:
-            line = 1
-            if self.fmt == "csv" and self.skip_header:
-                f.readline()
-                line = 2
-            while True:
-                lines = list(itertools.islice(f, self.chunk_size))
-                if not lines:
-                    return
-                yield line, b"".join(lines)
-                line += len(lines)
-
-    def _parse(self, text, line, *, raw=False):
-        """(X, y) of one chunk; ``raw``: svmlight indices as written, any width."""
+    def _chunks(self, raw=False, prefetch=True):
+        """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
+        chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
+        a background thread while the one before is used."""
+        chunks = iter_chunks(
+            self.path,
+            self.chunk_size,
+            self.fmt,
+            n_features=None if raw else self._n_features,
+            zero_based=True if raw else self.zero_based,
+            label_column=self.label_column,
+            skip_header=self.skip_header,
+        )
+        if prefetch:
+            chunks = prefetched(chunks)
         try:
-            if self.fmt == "svmlight":
-                from sklearn.datasets import load_svmlight_file
-
-                X, y = load_svmlight_file(
-                    io.BytesIO(text),
-                    n_features=None if raw else self._n_features,
-                    dtype=np.float64,
-                    zero_based=True if raw else self.zero_based,
-                )
-            else:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", "loadtxt: input contained no data")
-                    table = np.loadtxt(io.BytesIO(text), delimiter=",", ndmin=2)
-                if table.shape[0] == 0:  # only blank or comment lines
-                    return np.zeros((0, self._n_features or 0)), np.zeros(0)
-                if table.shape[1] < 2:
-                    raise ValueError("a CSV file needs a label column and at least one feature")
-                col = self.label_column % table.shape[1]
-                y = table[:, col]
-                X = np.delete(table, col, axis=1)
-        except (ValueError, OSError, EOFError) as exc:
-            kind = "an svmlight" if self.fmt == "svmlight" else "a numeric CSV"
-            raise ValueError(
-                f"{self.path}: cannot be read as {kind} file (in the chunk from line "
-                f"{line}: {exc})"
-            ) from exc
-        if not raw and self._integral and np.all(y == np.round(y)):
-            y = y.astype(np.int64)  # else a label outside classes, refused by the fit
-        if not raw and self.fmt == "svmlight" and X.nnz < 2**31 and X.shape[1] < 2**31:
-            # 32-bit indices, which every scikit-learn estimator takes
-            X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
-        return X, y
-
-    def _chunks(self, raw=False):
-        for line, text in self._line_chunks():
-            X, y = self._parse(text, line, raw=raw)
-            if X.shape[0]:
+            for X, y, _ in chunks:
+                if not raw and self._integral and np.all(y == np.round(y)):
+                    y = y.astype(np.int64)  # else a label outside classes, refused by the fit
                 yield X, y
+        except (ValueError, OSError) as exc:
+            kind = "an svmlight" if self.fmt == "svmlight" else "a numeric CSV"
+            raise ValueError(f"{self.path}: cannot be read as {kind} file ({exc})") from exc
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
 
     def __call__(self):
         """A pass over the file: its ``(X, y)`` chunks, in order."""
@@ -240,12 +309,7 @@ class FileStream:
                 if X.nnz:
                     low = int(X.indices.min()) if low is None else min(low, int(X.indices.min()))
                 values = X.data
-            else:
-                if width and X.shape[1] != width:
-                    raise ValueError(
-                        f"{self.path}: rows of {width} and of {X.shape[1]} features in one "
-                        "CSV file"
-                    )
+            else:  # the reader holds every row to the width of the first
                 width = X.shape[1]
                 values = X
             total += float(np.sum(values))
