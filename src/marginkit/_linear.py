@@ -79,6 +79,7 @@ Log = namedtuple("Log", ["start", "stop", "coef", "rescale", "count", "indices",
 # A vote whose value is within this fraction of ||g|| ||x|| of 0 is computed again
 # exactly enough to be sure of its sign (see ``cast_votes``).
 TIE = 1e-10
+EPS = 2.220446049250313e-16  # float64's machine epsilon
 
 # Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
 # to it, so that Sigma g - u keeps at least 12 significant digits.
@@ -533,6 +534,39 @@ def _two_product(a, b):
     return p, a_lo * b_lo - (((p - a_hi * b_hi) - a_lo * b_hi) - a_hi * b_lo)
 
 
+@njit(inline="always", **NUMBA_OPTS)
+def _dot2_add(hi, lo, a, b):
+    """(hi, lo) + a b, in Dot2's doubled precision."""
+    prod, e = _two_product(a, b)
+    hi, t = _two_sum(hi, prod)
+    return hi, lo + (t + e)
+
+
+@njit(**NUMBA_OPTS)
+def _exact_value(g, X, indptr, indices, data, is_sparse, r, aug, aug_col, sigma, bias, biased):
+    """``g . x_r`` (``sigma (g . x_r) + bias`` when ``biased``) by Dot2, over the row's
+    non-zeros in column order and then the bias coordinate: the sign of the exact value
+    unless the sum is ill-conditioned beyond about 1e16, and the same arithmetic for a
+    row dense or sparse, alone or in a batch."""
+    hi = 0.0
+    lo = 0.0
+    if is_sparse:
+        for jj in range(indptr[r], indptr[r + 1]):
+            if data[jj] != 0.0:
+                hi, lo = _dot2_add(hi, lo, g[indices[jj]], data[jj])
+    else:
+        for j in range(X.shape[1]):
+            if X[r, j] != 0.0:
+                hi, lo = _dot2_add(hi, lo, g[j], X[r, j])
+    if aug_col >= 0:
+        hi, lo = _dot2_add(hi, lo, g[aug_col], aug)
+    if not biased:
+        return hi + lo
+    p1, e1 = _two_product(sigma, hi)
+    s1, t1 = _two_sum(p1, bias)
+    return s1 + (t1 + e1 + sigma * lo)
+
+
 @njit(**NUMBA_OPTS)
 def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, aug_col, ranks):
     """Add ``sum_k counts[k] sign(value_k(x_r))`` to ``ranks`` for every row r.
@@ -542,55 +576,117 @@ def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, a
     ``aug_col`` of G, holding ``aug``). ``ranks`` is a tuple ``(counts, sigma, bias,
     out)``: with a bias (``bias`` not empty) the value of hypothesis k is ``sigma[k]
     P[r, k] + bias[k]``, else ``P[r, k]``. A product's rounding moves it by less
-    than ``TIE * ||g_k|| ||x_r||``; a value that close to 0 is computed again from
-    the row's non-zeros in column order with a doubled-precision dot product
-    (Ogita, Rump and Oishi's Dot2), whose sign is that of the exact value unless the
-    sum is ill-conditioned beyond 1e16. So a row gets the same votes dense or
-    sparse, alone or in a batch.
+    than ``TIE * ||g_k|| ||x_r||``; a value that close to 0 is computed again by
+    :func:`_exact_value` (Ogita, Rump and Oishi's Dot2), whose sign is that of the
+    exact value unless the sum is ill-conditioned beyond 1e16. So a row gets the same
+    votes dense or sparse, alone or in a batch.
     """
     counts, sigma, bias, out = ranks
     n, K = P.shape
     biased = bias.shape[0] > 0
     m = G.shape[1]
-    tol = max(TIE, 8.0 * (m + 2) * 2.220446049250313e-16)
+    tol = max(TIE, 8.0 * (m + 2) * EPS)
     for r in range(n):
         total = 0.0
         for k in range(K):
             value = P[r, k]
             bound = tol * norms[k] * x_norms[r]
+            sk = sigma[k] if biased else 1.0
+            bk = bias[k] if biased else 0.0
             if biased:
-                value = sigma[k] * value + bias[k]
-                bound = abs(sigma[k]) * bound + tol * abs(bias[k])
+                value = sk * value + bk
+                bound = abs(sk) * bound + tol * abs(bk)
             if abs(value) <= bound:
-                hi = 0.0
-                lo = 0.0
-                if is_sparse:
-                    for jj in range(indptr[r], indptr[r + 1]):
-                        xv = data[jj]
-                        if xv != 0.0:
-                            prod, e = _two_product(G[k, indices[jj]], xv)
-                            hi, t = _two_sum(hi, prod)
-                            lo += t + e
-                else:
-                    for j in range(X.shape[1]):
-                        xv = X[r, j]
-                        if xv != 0.0:
-                            prod, e = _two_product(G[k, j], xv)
-                            hi, t = _two_sum(hi, prod)
-                            lo += t + e
-                if aug_col >= 0:
-                    prod, e = _two_product(G[k, aug_col], aug)
-                    hi, t = _two_sum(hi, prod)
-                    lo += t + e
-                if biased:
-                    # sigma (hi + lo) + bias, the same way
-                    p1, e1 = _two_product(sigma[k], hi)
-                    s1, t1 = _two_sum(p1, bias[k])
-                    value = s1 + (t1 + e1 + sigma[k] * lo)
-                else:
-                    value = hi + lo
+                value = _exact_value(
+                    G[k], X, indptr, indices, data, is_sparse, r, aug, aug_col, sk, bk, biased
+                )
             if value > 0.0:
                 total += counts[k]
             elif value < 0.0:
                 total -= counts[k]
         out[r] += total
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def _g_of(a, p):
+    """g = sign(a)|a|^(p-1), as the passes compute it."""
+    if p == 2.0:
+        return a
+    if a == 0.0:
+        return 0.0
+    t = power(abs(a), p - 1.0)
+    return t if a > 0.0 else -t
+
+
+@njit(**NUMBA_OPTS)
+def vote_rows(log, first, stop, v, g, column, p, rows, cols, aug, aug_col, P, E, ranks):
+    """The votes of hypotheses ``first+1 .. stop`` on sparse rows, kept up to date.
+
+    For sparse rows this does less work than rebuilding every hypothesis (as
+    ``replay_columns`` does for dense ones): ``v`` and ``g`` (on the rows' columns, as
+    in ``replay_columns``) are advanced correction by correction, and ``P[r]``, the
+    value of ``g . x_r``, by the change of each touched coordinate times the rows
+    holding it (``cols``: the rows as CSC, ``rows``: as CSR, both over positions). The
+    rounding of those running sums is bounded in ``E[r]``; a vote whose value is within
+    its bound of 0 is decided by :func:`_exact_value`, which also restarts ``P[r]``.
+    A rescale of v (a fold, or a fresh start) recomputes every ``P[r]`` exactly.
+    ``ranks`` is ``(counts, sigma, bias, out)`` as in :func:`cast_votes`, indexed by
+    correction.
+    """
+    counts, sigma, bias, out = ranks
+    r_ptr, r_pos, r_val = rows
+    c_ptr, c_row, c_val = cols
+    n = P.shape[0]
+    m = v.shape[0]
+    biased = bias.shape[0] > 0
+    empty = np.zeros((1, 1))
+    for k in range(first, stop):
+        factor = log.rescale[k]
+        if factor != 1.0:
+            for j in range(m):
+                v[j] *= factor
+                g[j] = _g_of(v[j], p)
+            for r in range(n):
+                P[r] = _exact_value(
+                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, 1.0, 0.0, False
+                )
+                E[r] = EPS * abs(P[r])
+        c = log.coef[k]
+        for jj in range(log.start[k], log.stop[k]):
+            j = column[log.indices[jj]]
+            if j < 0:
+                continue
+            v[j] += c * log.data[jj]
+            new = _g_of(v[j], p)
+            dg = new - g[j]
+            g[j] = new
+            if dg == 0.0:
+                continue
+            if j == aug_col:
+                for r in range(n):
+                    t = dg * aug
+                    P[r] += t
+                    E[r] += 2.0 * EPS * (abs(P[r]) + abs(t))
+            else:
+                for q in range(c_ptr[j], c_ptr[j + 1]):
+                    r = c_row[q]
+                    t = dg * c_val[q]
+                    P[r] += t
+                    E[r] += 2.0 * EPS * (abs(P[r]) + abs(t))
+        sk = sigma[k] if biased else 1.0
+        bk = bias[k] if biased else 0.0
+        for r in range(n):
+            value = sk * P[r] + bk if biased else P[r]
+            bound = abs(sk) * E[r] + 2.0 * EPS * (abs(value) + abs(bk)) if biased else E[r]
+            if abs(value) <= bound:
+                value = _exact_value(
+                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, sk, bk, biased
+                )
+                P[r] = _exact_value(
+                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, 1.0, 0.0, False
+                )
+                E[r] = EPS * abs(P[r])
+            if value > 0.0:
+                out[r] += counts[k]
+            elif value < 0.0:
+                out[r] -= counts[k]

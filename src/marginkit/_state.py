@@ -193,13 +193,15 @@ class PNormState:
     def voted_scores(self, X, aug, hyp_sigma=None, hyp_bias=None, max_elems=1 << 22):
         """sum_k c_k sign(w_k . x) / trials for the rows of X (bias coordinate ``aug``).
 
-        Every hypothesis w_k is rebuilt from the log exactly as training had it (on the
-        columns X uses, :meth:`hypotheses`), and multiplied with X; votes whose value
-        is within rounding of 0 are decided by a doubled-precision dot product
-        (:func:`marginkit._linear.cast_votes`). The votes are those of the exact
-        values of the hypotheses training used: no running sum, so no cancellation
-        however the hypotheses' scale swings, and the same decisions for dense and
-        sparse rows, alone or in a batch. Work: O(corrections x (columns + nnz(X))).
+        The votes are those of the exact values of the hypotheses training used: every
+        w_k is replayed from the log with the arithmetic of training, on the columns X
+        uses only, and no running sum decides a vote whose value is within its rounding
+        of 0 (:func:`marginkit._linear.cast_votes`). So there is no cancellation however
+        the hypotheses' scale swings, and a row gets the same decisions dense or sparse,
+        alone or in a batch. Dense rows are multiplied with the rebuilt hypotheses in
+        blocks (:meth:`hypotheses`, BLAS); sparse rows follow each correction's changed
+        coordinates instead (:func:`marginkit._linear.vote_rows`), O(corrections x rows
+        + the rows' non-zeros on the changed columns).
 
         With ``hyp_sigma`` and ``hyp_bias`` (per correction k: w_(k+1) = hyp_sigma[k]
         g_(k+1), and the hyperplane's bias) the votes are ``sign(w_k . x + b_k)``.
@@ -210,25 +212,52 @@ class PNormState:
         if K == 0 or n == 0:
             return out
         n_feat = X.shape[1]
-        if sp.issparse(X):
-            columns = np.unique(X.indices).astype(np.int64)
-            X = X[:, columns]
-            X.sort_indices()
-            is_sparse, Xd = True, np.zeros((1, 1))
-            x_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            columns = np.arange(n_feat, dtype=np.int64)
-            is_sparse, Xd = False, np.ascontiguousarray(X, dtype=np.float64)
-            x_sq = np.einsum("ij,ij->i", Xd, Xd)
-        m = columns.shape[0]
         has_aug = n_feat < self.d
-        if has_aug:
-            columns = np.append(columns, self.d - 1)
-        x_norms = np.sqrt(x_sq + aug * aug)
         counts = self.h_count[1 : K + 1].astype(np.float64)
         if hyp_bias is None:
             hyp_sigma = hyp_bias = np.zeros(0)
-        empty_i = np.zeros(1, dtype=np.int32)
+        else:
+            hyp_sigma, hyp_bias = hyp_sigma[:K], hyp_bias[:K]
+        if sp.issparse(X):
+            columns = np.unique(X.indices).astype(np.int64)
+            rows = X[:, columns]
+            rows.sort_indices()
+            m = columns.shape[0]
+            if has_aug:
+                columns = np.append(columns, self.d - 1)
+            cols = rows.tocsc()
+            cols.sort_indices()
+            column = np.full(self.d, -1, dtype=np.int64)
+            column[columns] = np.arange(columns.shape[0])
+            v, g = np.zeros(columns.shape[0]), np.zeros(columns.shape[0])
+            P, E = np.zeros(n), np.zeros(n)
+            csr = (rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data)
+            csc = (cols.indptr.astype(np.int64), cols.indices.astype(np.int64), cols.data)
+            bounds = [*self.b_first, K]
+            for b in range(len(self.b_first)):
+                L.vote_rows(
+                    self.log(b),
+                    bounds[b],
+                    bounds[b + 1],
+                    v,
+                    g,
+                    column,
+                    self.p,
+                    csr,
+                    csc,
+                    float(aug),
+                    m if has_aug else -1,
+                    P,
+                    E,
+                    (counts, hyp_sigma, hyp_bias, out),
+                )
+            return out / self.n_trials
+        columns = np.arange(n_feat + has_aug, dtype=np.int64)
+        if has_aug:
+            columns[-1] = self.d - 1
+        Xd = np.ascontiguousarray(X, dtype=np.float64)
+        x_norms = np.sqrt(np.einsum("ij,ij->i", Xd, Xd) + aug * aug)
+        empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(0)
         for first, G, norms in self.hypotheses(columns, max_elems):
             stop = first + G.shape[0]
             ranks_at = (
@@ -236,28 +265,25 @@ class PNormState:
                 hyp_sigma[first:stop] if hyp_sigma.shape[0] else hyp_sigma,
                 hyp_bias[first:stop] if hyp_bias.shape[0] else hyp_bias,
             )
-            Gt = G[:, :m].T
-            rows = max(1, max_elems // G.shape[0])
-            for lo in range(0, n, rows):
-                hi = min(n, lo + rows)
-                if is_sparse:
-                    part = X[lo:hi]
-                    P = np.asarray(part @ Gt)
-                    args = (Xd, part.indptr, part.indices, part.data)
-                else:
-                    P = Xd[lo:hi] @ Gt
-                    args = (Xd[lo:hi], empty_i, empty_i, np.zeros(0))
+            Gt = G[:, :n_feat].T
+            step = max(1, max_elems // G.shape[0])
+            for lo in range(0, n, step):
+                hi = min(n, lo + step)
+                P = Xd[lo:hi] @ Gt
                 if has_aug:
-                    P += aug * G[:, m]
+                    P += aug * G[:, n_feat]
                 L.cast_votes(
                     np.ascontiguousarray(P),
                     G,
                     norms,
-                    *args,
-                    is_sparse,
+                    Xd[lo:hi],
+                    empty_i,
+                    empty_i,
+                    empty_f,
+                    False,
                     x_norms[lo:hi],
                     float(aug),
-                    m if has_aug else -1,
+                    n_feat if has_aug else -1,
                     (*ranks_at, out[lo:hi]),
                 )
         return out / self.n_trials
