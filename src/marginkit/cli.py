@@ -12,14 +12,17 @@ Usage::
         [--data-dir DIR] [--quick] [...]
     marginkit reproduce ... [--workers N | --scheduler ADDRESS] [--plot PATH]
     marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
-        [--checkpoint PATH [--checkpoint-every N] | --chunk-size N [--classes A,B,...]
-        [--first-index 0|1]]
+        [--checkpoint PATH [--checkpoint-every N] | --chunk-size N [--classes A,B,...]]
+        [--n-features N] [--first-index 0|1]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
 
 DATA is an svmlight / LIBSVM file, or CSV (``.csv``, or ``--format csv``) with the label in
-the last column (``--label-column``).
+the last column (``--label-column``); plain, ``.gz``, ``.bz2`` or ``.xz``. A model reads
+every file as its training data were read (the same width and, for svmlight, the same
+first index); ``predict`` needs no labels (an svmlight label is a placeholder, and a CSV
+file may leave the label column out).
 
 User errors (bad arguments, an option that does not apply to the experiment, an unknown
 experiment or estimator, a missing or unreadable data or model file, a bad parameter)
@@ -250,9 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_data_options(cmd):
+    from .formats import FORMATS
+
     cmd.add_argument(
         "--format",
-        choices=("svmlight", "csv"),
+        choices=FORMATS,
         default=None,
         help="the data file's format (default: csv for .csv names, else svmlight)",
     )
@@ -317,7 +322,7 @@ def _add_model_commands(commands):
         type=_count,
         default=None,
         metavar="N",
-        help="stream the file N lines at a time, never holding it whole; the model is "
+        help="stream the file N examples at a time, never holding it whole; the model is "
         "that of training in memory with shuffle=False (default: read it whole)",
     )
     train.add_argument(
@@ -334,8 +339,9 @@ def _add_model_commands(commands):
         type=int,
         choices=(0, 1),
         default=None,
-        help="with --chunk-size, svmlight: the index of the first feature (default: "
-        "found by a first pass, as scikit-learn's zero_based='auto')",
+        help="svmlight: the index of the first feature (default: 0 if the file uses index "
+        "0, else 1, as scikit-learn's zero_based='auto'; streamed, that costs a first pass); "
+        "the model keeps it for every file it reads",
     )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     _add_data_options(train)
@@ -346,7 +352,12 @@ def _add_model_commands(commands):
         description="Print (or write) one predicted label per example of DATA.",
     )
     pred.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
-    pred.add_argument("data", metavar="DATA", help="data file (its labels are not used)")
+    pred.add_argument(
+        "data",
+        metavar="DATA",
+        help="data file: svmlight with any placeholder label, or CSV with or without the "
+        "label column",
+    )
     pred.add_argument("--out", metavar="PATH", help="write the labels here (default: stdout)")
     _add_data_options(pred)
 

@@ -1,15 +1,24 @@
 """Train, predict and evaluate on data files: the work behind ``marginkit train``,
 ``marginkit predict`` and ``marginkit evaluate``, usable from Python too.
 
-Data files are svmlight / LIBSVM (``label index:value ...``, read by scikit-learn's
-``load_svmlight_file``; ``.gz`` and ``.bz2`` too) or CSV (numbers separated by commas,
-the label in one column, by default the last). Models are written and read with
-:func:`marginkit.save` and :func:`marginkit.load`.
+Data files are svmlight / LIBSVM (``label index:value ...``) or CSV (numbers separated
+by commas, the label in one column, by default the last), plain or ``.gz``, ``.bz2`` or
+``.xz``, read by :mod:`marginkit.formats` (what scikit-learn's ``load_svmlight_file``
+reads, read as it reads it). Models are written and read with :func:`marginkit.save`
+and :func:`marginkit.load`.
+
+A model trained here remembers how its data were read (``input_format_``: the format,
+the width and, for svmlight, whether the indices start at 0), and reads every file it
+predicts or evaluates the same way: a zero-based model's features keep their places on
+a file that never uses index 0, and an index beyond the model's width is an error that
+names its line. Prediction needs no labels: an svmlight line's label is a placeholder,
+and a CSV file may leave the label column out.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import time
 import warnings
 from pathlib import Path
@@ -27,6 +36,7 @@ from . import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
+from .formats import data_format, read_file
 from .persistence import load, save
 
 #: The estimators ``marginkit train`` knows, by the name it takes.
@@ -42,69 +52,85 @@ ESTIMATORS = {
     "kernel-pumma": KernelPUMMAClassifier,
 }
 
-FORMATS = ("svmlight", "csv")
 
-
-def data_format(path, fmt=None) -> str:
-    """``fmt`` if given, else ``csv`` for ``.csv`` files (also compressed), else svmlight."""
-    if fmt is not None:
-        if fmt not in FORMATS:
-            raise ValueError(f"unknown data format {fmt!r} (known: {', '.join(FORMATS)})")
-        return fmt
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    return "csv" if ".csv" in suffixes else "svmlight"
-
-
-def read_data(path, fmt=None, *, n_features=None, label_column=-1, skip_header=False):
+def read_data(
+    path,
+    fmt=None,
+    *,
+    n_features=None,
+    zero_based="auto",
+    labels=True,
+    label_column=-1,
+    skip_header=False,
+):
     """(X, y) from a data file: CSR for svmlight, a dense array for CSV.
 
     Parameters
     ----------
     path : str or path-like
     fmt : {"svmlight", "csv"} or None
-        None: from the file name (see :func:`data_format`).
+        None: from the file name (see :func:`marginkit.formats.data_format`).
     n_features : int, optional
         svmlight: the number of features (a model's ``n_features_in_``, so that a test
         file that never uses the last features still fits it).
-    label_column : int, default=-1
-        CSV: the column of the label.
+    zero_based : bool or "auto", default="auto"
+        svmlight: whether the first feature's index is 0; "auto": one-based unless the
+        file uses index 0, as ``load_svmlight_file`` decides.
+    labels : bool, default=True
+        svmlight: False reads no labels (any placeholder in their place); ``y`` is None.
+    label_column : int or None, default=-1
+        CSV: the column of the label; None: the file has none (``y`` is None).
     skip_header : bool, default=False
         CSV: the first line names the columns.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix or ndarray
+    y : ndarray or None
+        int64 when every label is an integer, else float64.
 
     Raises
     ------
     FileNotFoundError
         No file at ``path``.
     ValueError
-        A file that cannot be read in that format, with the reason.
+        A file that cannot be read in that format (the line and the reason), or that
+        holds no examples.
     """
+    data = _read_dataset(
+        path,
+        fmt,
+        n_features=n_features,
+        zero_based=zero_based,
+        labels=labels,
+        label_column=label_column,
+        skip_header=skip_header,
+    )
+    return data.X, data.y
+
+
+def _read_dataset(path, fmt=None, **options):
+    """A :class:`marginkit.formats.Dataset`, its errors naming the file; integral
+    labels as int64."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no data file at {path}")
     fmt = data_format(path, fmt)
-    if fmt == "svmlight":
-        from sklearn.datasets import load_svmlight_file
-
-        try:
-            X, y = load_svmlight_file(str(path), n_features=n_features, dtype=np.float64)
-        except (ValueError, OSError, EOFError) as exc:
+    try:
+        data = read_file(path, fmt, **options)
+    except ValueError as exc:
+        if fmt == "svmlight":
             raise ValueError(f"{path}: cannot be read as an svmlight file ({exc})") from exc
-    else:
-        try:
-            table = np.loadtxt(path, delimiter=",", skiprows=1 if skip_header else 0, ndmin=2)
-        except (ValueError, OSError, EOFError) as exc:
-            hint = "" if skip_header else " (if its first line names the columns: skip_header)"
-            raise ValueError(f"{path}: cannot be read as numeric CSV ({exc}){hint}") from exc
-        if table.shape[1] < 2:
-            raise ValueError(f"{path}: a CSV file needs a label column and at least one feature")
-        col = label_column % table.shape[1]
-        y = table[:, col]
-        X = np.delete(table, col, axis=1)
-    if X.shape[0] == 0:
+        hint = ""
+        if not options.get("skip_header") and str(exc).startswith("line 1:"):
+            hint = " (if its first line names the columns: skip_header)"
+        raise ValueError(f"{path}: cannot be read as numeric CSV ({exc}){hint}") from exc
+    if data.X.shape[0] == 0:
         raise ValueError(f"{path}: no examples")
-    if np.all(y == np.round(y)):
-        y = y.astype(np.int64)
-    return X, y
+    y = data.y
+    if y is not None and np.all(y == np.round(y)):
+        data = data._replace(y=y.astype(np.int64))
+    return data
 
 
 def parse_param(text: str):
@@ -161,17 +187,31 @@ def train(
     With ``checkpoint``, training writes its progress there (every
     ``checkpoint_every`` trials) and resumes from it when it exists.
 
-    With ``chunk_size``, the file is read ``chunk_size`` lines at a time and never
+    With ``chunk_size``, the file is read ``chunk_size`` examples at a time and never
     held whole (:mod:`marginkit.streaming`): the model is that of a fit in memory with
     ``shuffle=False``; ``classes`` and ``zero_based`` (see
     :class:`marginkit.streaming.FileStream`) spare it the first pass over the file.
+
+    ``zero_based`` (svmlight: whether the first feature's index is 0; "auto": as
+    ``load_svmlight_file`` decides) and the width are recorded on the model as
+    ``input_format_``, and :func:`predict` and :func:`evaluate` read every file with
+    them.
+
+    Raises
+    ------
+    ValueError
+        A file that cannot be read, a bad option or parameter, or a file whose largest
+        index makes a model wider than this machine's memory holds.
     """
     est = make_estimator(estimator, params)
-    if chunk_size is None and (classes is not None or zero_based != "auto"):
-        raise ValueError("classes and zero_based are options of streaming: give chunk_size")
+    if chunk_size is None and classes is not None:
+        raise ValueError("classes is an option of streaming: give chunk_size")
     if chunk_size is None:
-        X, y = read_data(data, fmt, n_features=n_features, **read)
+        dataset = _read_dataset(data, fmt, n_features=n_features, zero_based=zero_based, **read)
+        X, y = dataset.X, dataset.y
         n_samples, width = X.shape
+        read_as, based = dataset.fmt, dataset.zero_based
+        _check_width(data, width, np.unique(y).size)
     elif checkpoint is not None or checkpoint_every is not None:
         raise ValueError(
             "a checkpoint records a position in data held in memory: it cannot be "
@@ -191,21 +231,32 @@ def train(
             **read,
         )
         width = stream.n_features
+        read_as, based = stream.fmt, stream.zero_based
+        _check_width(data, width, len(stream.classes))
     start = time.perf_counter()
     fit_options = {}
     if checkpoint is not None or checkpoint_every is not None:
         fit_options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        if chunk_size is None:
-            est.fit(X, y, **fit_options)
-        else:
-            _fit_streaming(est, stream)
+        try:
+            if chunk_size is None:
+                est.fit(X, y, **fit_options)
+            else:
+                _fit_streaming(est, stream)
+        except MemoryError:
+            raise ValueError(
+                f"{data}: out of memory training {estimator} on {width} features"
+            ) from None
     seconds = time.perf_counter() - start
     if chunk_size is not None:
         # known after the scan or a whole pass; else (every pass stopped early on a
         # margin Perceptron budget) one more, untimed
         n_samples = stream.count()
+    # how the data were read, for every file the model reads later (plain types: skops)
+    est.input_format_ = {"format": read_as, "n_features": int(width)}
+    if read_as == "svmlight":
+        est.input_format_["zero_based"] = bool(based)
     save(est, model)
     return {
         "model": str(model),
@@ -217,6 +268,27 @@ def train(
         "train_seconds": seconds,
         "warnings": [str(w.message) for w in caught],
     }
+
+
+def _physical_memory():
+    """Bytes of memory of this machine, None where the system does not tell."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_width(path, width, n_classes):
+    """A one-line ValueError when a model ``width`` features wide cannot fit in memory:
+    the weights of each one-vs-rest problem, and the few vectors a fit keeps beside."""
+    total = _physical_memory()
+    need = 4 * 8 * int(width) * (1 if n_classes <= 2 else int(n_classes))
+    if total and need > total:
+        raise ValueError(
+            f"{path}: {width} features (the largest index in the file): a model that wide "
+            f"needs about {need / 2**30:.0f} GiB, more than this machine's "
+            f"{total / 2**30:.0f} GiB; check the file's indices"
+        )
 
 
 def _fit_streaming(est, stream):
@@ -236,18 +308,60 @@ def _fit_streaming(est, stream):
             stream.progress = None
 
 
-def _read_for(model, data, fmt, read):
-    return read_data(data, fmt, n_features=getattr(model, "n_features_in_", None), **read)
+def _read_for(est, path, fmt, labels, label_column, skip_header):
+    """(X, y) of a data file read as the model's training data were: to its width, and
+    for svmlight with its index base. ``labels`` False: ``y`` is None, an svmlight
+    label is a placeholder and a CSV file may have no label column."""
+    width = getattr(est, "n_features_in_", None)
+    known = getattr(est, "input_format_", None) or {}
+    path = Path(path)
+    fmt = data_format(path, fmt)
+    if fmt == "svmlight":
+        zero_based = "auto"
+        if known.get("format") == "svmlight":
+            zero_based = known["zero_based"]
+        try:
+            data = _read_dataset(path, fmt, n_features=width, zero_based=zero_based, labels=labels)
+        except ValueError as exc:
+            if width is not None and "beyond n_features" in str(exc):
+                raise ValueError(f"{exc}; the model takes {width} features") from None
+            raise
+        return data.X, data.y
+    table = _read_dataset(path, fmt, label_column=None, skip_header=skip_header).X
+    columns = table.shape[1]
+    if width is not None and not labels and columns == width:
+        return table, None
+    if label_column is None or (width is not None and columns != width + 1):
+        need = f"{width} features" if width is not None else "features"
+        if labels:
+            need += " and a label column"
+        elif width is not None:
+            need += f" ({width + 1} values with a label column)"
+        raise ValueError(f"{path}: rows of {columns} values, but the model takes {need}")
+    if not -columns <= label_column < columns:
+        raise ValueError(
+            f"{path}: label_column={label_column} is out of range for rows of {columns} values"
+        )
+    col = label_column % columns
+    y = table[:, col]
+    if np.all(y == np.round(y)):
+        y = y.astype(np.int64)
+    return np.delete(table, col, axis=1), y
 
 
-def predict(model, data, *, fmt=None, **read):
-    """The labels a saved model (a path) predicts for the examples of a data file."""
+def predict(model, data, *, fmt=None, label_column=-1, skip_header=False):
+    """The labels a saved model (a path) predicts for the examples of a data file.
+
+    The file needs no labels: an svmlight line's label is a placeholder (any token, or
+    none), and a CSV file whose rows have as many values as the model has features has
+    no label column (else its ``label_column`` is dropped).
+    """
     est = load(model)
-    X, _ = _read_for(est, data, fmt, read)
+    X, _ = _read_for(est, data, fmt, False, label_column, skip_header)
     return est.predict(X)
 
 
-def evaluate(model, data, *, fmt=None, plot=None, **read):
+def evaluate(model, data, *, fmt=None, plot=None, label_column=-1, skip_header=False):
     """Error, timing, corrections and margins of a saved model on a labelled data file.
 
     With ``plot`` (a PNG path), also draws the cumulative margin distribution of the
@@ -257,7 +371,7 @@ def evaluate(model, data, *, fmt=None, plot=None, **read):
     from .margins import margin
 
     est = load(model)
-    X, y = _read_for(est, data, fmt, read)
+    X, y = _read_for(est, data, fmt, True, label_column, skip_header)
     start = time.perf_counter()
     pred = est.predict(X)
     seconds = time.perf_counter() - start

@@ -13,9 +13,9 @@ from numbers import Integral
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 from sklearn.utils._param_validation import Interval, validate_params
+
+from ..formats import read_svmlight
 
 _SOURCES = {
     "mnist": "MNIST (Y. LeCun, C. Cortes, C. Burges), the four IDX files of the MNIST page",
@@ -292,10 +292,8 @@ _ADULT_FEATURES = 123
 def _read_svmlight(path, expected_rows):
     """A LIBSVM file of +-1 labels with 123 features as (CSR float64, int64 labels)."""
     try:
-        X, y = load_svmlight_file(
-            str(path), n_features=_ADULT_FEATURES, dtype=np.float64, zero_based=False
-        )
-    except (OSError, EOFError, ValueError) as exc:
+        X, y = read_svmlight(path, n_features=_ADULT_FEATURES, zero_based=False)
+    except (OSError, ValueError) as exc:
         raise ValueError(
             f"{path}: cannot be read as a LIBSVM file with {_ADULT_FEATURES} features ({exc})"
         ) from exc
@@ -305,11 +303,7 @@ def _read_svmlight(path, expected_rows):
     if bad.any():
         line = int(np.flatnonzero(bad)[0]) + 1
         raise ValueError(f"{path}: label {y[bad][0]:g} on row {line}, expected -1 or +1")
-    X = X.tocsr()
-    # 32-bit indices, as scipy gives any matrix this small (some solvers reject 64-bit)
-    X = sp.csr_matrix(
-        (X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape
-    )
+    # the reader's indices are 32-bit for a matrix this small (some solvers reject 64-bit)
     return X, y.astype(np.int64)
 
 
