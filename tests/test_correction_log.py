@@ -191,6 +191,7 @@ def test_voted_equals_an_exact_replay_after_many_epochs(name):
     biased = isinstance(clf, PUMMAClassifier)
     want = exact_votes(state, X, biased)
     np.testing.assert_array_equal(clf.decision_function(X), want)
+    np.testing.assert_array_equal(clf.decision_function(sp.csr_matrix(X)), want)
 
 
 def test_romma_vote_survives_a_scale_of_1e51():
