@@ -89,3 +89,38 @@ def test_other_learners_in_constant_memory(name):
 @pytest.mark.slow
 def test_a_hundred_million_rows_in_constant_memory():
     check_constant("alma", 10_000_000, 100_000_000)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: __import__("marginkit").KernelPerceptronClassifier(kernel="rbf", gamma=0.5),
+        lambda: __import__("marginkit").KernelALMAClassifier(alpha=0.9, kernel="poly", degree=2),
+        lambda: __import__("marginkit").KernelPUMMAClassifier(kernel="rbf", gamma=0.5),
+    ],
+    ids=["perceptron", "alma", "pumma"],
+)
+def test_a_kernel_model_grows_only_with_its_support_vectors(make):
+    """Nothing but the stored vectors (and the numbers each carries) grows with the
+    stream: 180000 more trials add to the saved model no more than its new vectors."""
+    import pickle
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+
+    def chunk(n):
+        X = rng.uniform(-1, 1, size=(n, 2))
+        keep = np.abs(X[:, 0] - X[:, 1] ** 2 + 0.3) > 0.2  # separable with a margin
+        return X[keep], np.where(X[keep, 0] > X[keep, 1] ** 2 - 0.3, 1, -1)
+
+    clf = make()
+    sizes = []
+    for i in range(40):
+        clf.partial_fit(*chunk(5000), classes=[-1, 1])
+        if i in (3, 39):
+            sizes.append((clf.n_trials_, clf._kstate.m, len(pickle.dumps(clf))))
+    (t_short, m_short, short), (t_long, m_long, long) = sizes
+    assert t_long - t_short > 100_000
+    # a vector: 2 features, and about a dozen numbers of the state (16 for a pair)
+    assert long - short <= 300 * (m_long - m_short) + 4096, sizes
