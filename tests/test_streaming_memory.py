@@ -3,9 +3,9 @@
 A child process takes its data-segment size after start-up (imports, compiled loops)
 plus a small headroom as a hard limit (RLIMIT_DATA: the heap and every private
 writable mapping, so every numpy array), makes a file of at least three times that
-limit, and trains ALMA on it with ``marginkit.streaming``. (The model's own memory grows
-with its corrections: ALMA keeps a log of them for the averaged and voted outputs. The
-data are separable with a margin, so that log stays small.) The file is many copies of
+limit, and trains ALMA on it with ``marginkit.streaming``. (Its model is O(n_features):
+no correction log is kept without the voted output; tests/test_constant_memory.py checks
+that for noisy streams.) The file is many copies of
 one prefix, so one streamed pass over it is ``n_epochs = copies`` passes over the
 prefix, which the test fits in memory and compares exactly.
 """
