@@ -26,6 +26,14 @@ from ._state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 from .persistence import trusted_type
 
+KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too."""
+
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(1, dtype=np.int32)
 _EMPTY_U = np.zeros(0, dtype=np.uint32)

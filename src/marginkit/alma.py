@@ -6,14 +6,14 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _linear as L
-from ._base import OnlineLinearClassifier
+from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 SQRT2 = float(np.sqrt(2.0))
 
 
 class ALMAClassifier(OnlineLinearClassifier):
-    """ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
+    __doc__ = f"""ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
 
     Figure 1 of C. Gentile, "A New Approximate Maximal Margin Classification
     Algorithm", JMLR 2 (2001) 213-242. Instances are normalised,
@@ -51,20 +51,14 @@ class ALMAClassifier(OnlineLinearClassifier):
         B has no effect when ``alpha = 1`` (the threshold is then 0).
     C : float > 0, default=sqrt(2)
         Scale of the learning rate eta_k.
-    output : {"last", "avg", "voted"}, default="last"
+    output : {{"last", "avg", "voted"}}, default="last"
         Which hypothesis predicts: the final ``w``; the average ``sum_k c_k w_k``
         (``c_k`` the number of trials ``w_k`` survived, the trial that created it
         included); or the vote ``sum_k c_k sign(w_k . x)`` (Freund and Schapire 1999).
         All three come from the same run: switch between ``"last"`` and ``"avg"``
         with ``set_params`` after fitting, no retraining needed (``"voted"`` needs the
         corrections: see ``keep_corrections``).
-    keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too.
+    {KEEP_CORRECTIONS_DOC}
     n_epochs : int >= 1, default=1
         Passes over the training set in :meth:`fit` (the counter k carries on).
     shuffle : bool, default=False

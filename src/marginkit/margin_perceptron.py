@@ -9,12 +9,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _linear as L
-from ._base import OnlineLinearClassifier, _Batch
+from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier, _Batch
 from ._state import PNormState
 
 
 class MarginPerceptronClassifier(OnlineLinearClassifier):
-    """The margin Perceptron: a separating plane with a guaranteed fraction of the best margin.
+    __doc__ = f"""The margin Perceptron: a plane with a guaranteed fraction of the best margin.
 
     Starting from ``w = 0``, the margin Perceptron updates ``w += y x`` on every example
     that is misclassified or lies closer than ``gamma_guess / 2`` to the plane, i.e.
@@ -41,16 +41,10 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         guesses of a binary problem. A :class:`~sklearn.exceptions.ConvergenceWarning`
         says when they ran out before an epoch without update: the data may not be
         separable (through the origin, unless ``fit_intercept``).
-    output : {"last", "avg", "voted"}, default="last"
+    output : {{"last", "avg", "voted"}}, default="last"
         The guarantee is for ``"last"``; the average and the vote are over the
         hypotheses of the final guess.
-    keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too.
+    {KEEP_CORRECTIONS_DOC}
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None

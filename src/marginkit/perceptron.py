@@ -5,7 +5,7 @@ from numbers import Integral
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _linear as L
-from ._base import OnlineLinearClassifier
+from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 
 LINEAR_CONSTRAINTS = {
@@ -20,7 +20,7 @@ LINEAR_CONSTRAINTS = {
 
 
 class PerceptronClassifier(OnlineLinearClassifier):
-    """Rosenblatt's Perceptron, with the voted and averaged outputs of Freund and Schapire.
+    __doc__ = f"""Rosenblatt's Perceptron, with Freund and Schapire's voted and averaged outputs.
 
     Starting from ``w = 0``, on each trial the Perceptron updates ``w += y x`` when
     ``y w . x <= 0`` (F. Rosenblatt, 1958). Freund and Schapire ("Large margin
@@ -33,16 +33,10 @@ class PerceptronClassifier(OnlineLinearClassifier):
 
     Parameters
     ----------
-    output : {"last", "avg", "voted"}, default="last"
+    output : {{"last", "avg", "voted"}}, default="last"
         The final ``w``, the average or the vote; all three come from one run (switch
         with ``set_params`` after fitting; to ``"voted"`` with ``keep_corrections``).
-    keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too.
+    {KEEP_CORRECTIONS_DOC}
     n_epochs : int >= 1, default=1
         Passes of :meth:`fit` over the training set.
     shuffle : bool, default=False

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _linear as L
 from . import _pumma as K
-from ._base import OnlineLinearClassifier, _Batch, check_finite_state
+from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier, _Batch, check_finite_state
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from ._pumma_engine import PairState, train_pairs
 from ._state import PNormState, _resized
@@ -100,7 +100,7 @@ class _Streaming:
 
 
 class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
-    """PUMMA_p(delta): an online approximate maximum p-norm margin classifier with a bias.
+    __doc__ = f"""PUMMA_p(delta): an online approximate maximum p-norm margin classifier with bias.
 
     K. Ishibashi, K. Hatano and M. Takeda, "Online Learning of Approximate Maximum
     p-Norm Margin Classifiers with Bias", COLT 2008. PUMMA learns the bias directly
@@ -146,17 +146,11 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     max_epochs : int >= 1, default=1000
         :meth:`fit` passes over the data until an epoch makes no update, or this many.
         A :class:`~sklearn.exceptions.ConvergenceWarning` says when they ran out.
-    output : {"last", "avg", "voted"}, default="last"
+    output : {{"last", "avg", "voted"}}, default="last"
         The final hyperplane, the average ``sum_k c_k (w_k, b_k)`` or the vote
         ``sum_k c_k sign(w_k . x + b_k)`` (``c_k``: trials hypothesis k survived); all
         three come from one run. The margin guarantee is for ``"last"``.
-    keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too.
+    {KEEP_CORRECTIONS_DOC}
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None

@@ -1,13 +1,13 @@
 """ROMMA and aggressive ROMMA: Li and Long's relaxed online maximum margin algorithm."""
 
 from . import _linear as L
-from ._base import OnlineLinearClassifier
+from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from .perceptron import LINEAR_CONSTRAINTS
 
 
 class ROMMAClassifier(OnlineLinearClassifier):
-    """ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
+    __doc__ = f"""ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
 
     Y. Li and P. M. Long, "The Relaxed Online Maximum Margin Algorithm", Machine
     Learning 46 (2002) 361-387, section 3. After an update on ``(x, y)`` the new
@@ -31,17 +31,11 @@ class ROMMAClassifier(OnlineLinearClassifier):
     ----------
     aggressive : bool, default=False
         Update whenever ``y w . x < 1`` instead of only on mistakes.
-    output : {"last", "avg", "voted"}, default="last"
+    output : {{"last", "avg", "voted"}}, default="last"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
         from one run.
-    keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too.
+    {KEEP_CORRECTIONS_DOC}
     n_epochs : int >= 1, default=1
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
