@@ -75,8 +75,14 @@ __all__ = [
 #: The data formats marginkit reads.
 FORMATS = ("svmlight", "csv")
 
-#: Bytes read from a file at a time (a block is cut at its last line end).
+#: Bytes of svmlight read from a file at a time (a block is cut at its last line end).
 BLOCK_SIZE = 1 << 20
+
+#: Bytes of CSV text read at a time (pyarrow parses each block in threads).
+CSV_BLOCK_SIZE = 1 << 24
+
+#: Bytes of CSV text each of pyarrow's threads parses at a time.
+_ARROW_BLOCK = 1 << 20
 
 _INT32_MAX = np.iinfo(np.int32).max
 _INT64_MAX = np.iinfo(np.int64).max
@@ -229,15 +235,6 @@ def _count_lines_and_colons(buf, end):
         lines += c == 10
         colons += c == 58
     return lines, colons
-
-
-@njit(cache=True, nogil=True)
-def _count_byte(buf, start, end, byte):
-    n = 0
-    for i in range(start, end):
-        if buf[i] == byte:
-            n += 1
-    return n
 
 
 # -- numbers -------------------------------------------------------------------------------
@@ -1095,38 +1092,49 @@ def _svmlight_chunks(source, chunk_size, n_features, zero_based, labels, block_s
 
 
 @njit(cache=True, nogil=True)
-def _clean_csv(buf, end, out, lines, line):
-    """Copy the lines of ``buf[:end]`` with something before any ``#`` into ``out``,
-    each cut at its ``#`` and ended by a line end, and their 1-based numbers (from
-    ``line``) into ``lines``: ``(bytes written, rows, lines read)``."""
+def _clean_csv(buf, out, lines, line):
+    """The lines of ``buf`` with something before any ``#``, each cut at its ``#``, and
+    their 1-based numbers (from ``line``) in ``lines``: ``(size, rows, lines read,
+    copied)``. Nothing is copied while nothing is cut or dropped: then the rows are
+    ``buf[:size]`` itself, else ``out[:size]``."""
+    end = buf.size
     n = 0
     rows = 0
-    p = 0
     read = 0
+    p = 0
+    copied = False
     while p < end:
         start = p
-        cut = -1
-        content = False
-        while p < end and buf[p] != 10:
+        while p < end:
             c = buf[p]
-            if c == 35 and cut < 0:
-                cut = p
-            elif cut < 0 and not _is_space(c):
-                content = True
+            if c == 10 or c == 35:
+                break
             p += 1
-        stop = p if cut < 0 else cut
+        stop = p  # the end of what the line holds
+        while p < end and buf[p] != 10:  # a comment: skipped
+            p += 1
+        content = False
+        for k in range(start, stop):
+            if not _is_space(buf[k]):
+                content = True
+                break
+        whole = content and stop == p
+        if not copied and not whole:
+            out[:start] = buf[:start]
+            n = start
+            copied = True
         if content:
-            for k in range(start, stop):
-                out[n] = buf[k]
-                n += 1
-            out[n] = 10
-            n += 1
             lines[rows] = line + read
             rows += 1
+            if copied:
+                out[n : n + stop - start] = buf[start:stop]
+                n += stop - start
+                out[n] = 10
+                n += 1
         if p < end:
             p += 1
         read += 1
-    return n, rows, read
+    return (n if copied else end), rows, read, copied
 
 
 _NUMBER = re.compile(
@@ -1167,18 +1175,19 @@ def _csv_tables(source, skip_header, block_size):
             body = block[_after_first_newline(block) :]
             line = 2
         out = np.empty(body.size + 1, dtype=np.uint8)
-        lines = np.empty(_count_byte(body, 0, body.size, 10) + 1, dtype=np.int64)
-        n, rows, read = _clean_csv(body, body.size, out, lines, line)
+        lines = np.empty(body.size // 2 + 2, dtype=np.int64)  # a row takes 2 bytes or more
+        n, rows, read, copied = _clean_csv(body, out, lines, line)
         line += read
         if rows == 0:
             continue
+        text = out[:n] if copied else body
         lines = lines[:rows]
         if width is None:
-            first = out[: _after_first_newline(out[:n]) - 1].tobytes()
+            first = text[: _after_first_newline(text)].tobytes().rstrip(b"\r\n")
             width = first.count(b",") + 1
             names = [f"c{k}" for k in range(width)]
             options = (
-                pacsv.ReadOptions(column_names=names, block_size=1 << 20, use_threads=True),
+                pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK, use_threads=True),
                 pacsv.ParseOptions(delimiter=","),
                 pacsv.ConvertOptions(
                     column_types=dict.fromkeys(names, pa.float64()),
@@ -1191,19 +1200,17 @@ def _csv_tables(source, skip_header, block_size):
         done = 0
         try:
             reader = pacsv.open_csv(
-                pa.BufferReader(pa.py_buffer(out[:n])),
+                pa.BufferReader(pa.py_buffer(text)),
                 read_options=read_options,
                 parse_options=parse_options,
                 convert_options=convert_options,
             )
             for batch in reader:
-                table = np.empty((batch.num_rows, width), dtype=np.float64)
-                for k, column in enumerate(batch.columns):
-                    table[:, k] = column.to_numpy()
+                table = np.asarray(batch.to_tensor(row_major=True))
                 yield table, lines[done : done + batch.num_rows]
                 done += batch.num_rows
         except pa.ArrowInvalid as exc:
-            rest = out[:n].tobytes().split(b"\n", done)[-1] if done else out[:n].tobytes()
+            rest = text.tobytes().split(b"\n", done)[-1] if done else text.tobytes()
             raise _csv_diagnosis(rest, lines[done:], width, str(exc)) from None
 
 
@@ -1215,19 +1222,30 @@ def _after_first_newline(buf):
     return buf.size
 
 
-def _split_label(table, label_column):
-    """(X, y) of a table: ``y`` its column ``label_column`` (None: no label)."""
+def _split_label(tables, label_column):
+    """(X, y) of the rows of ``tables`` stacked: ``y`` their column ``label_column``,
+    ``X`` the others (None: no label, every column is a feature). One copy."""
+    width = tables[0].shape[1]
+    rows = sum(t.shape[0] for t in tables)
     if label_column is None:
-        return table, None
-    width = table.shape[1]
+        if len(tables) == 1:
+            return tables[0], None
+        return np.concatenate(tables), None
     if width < 2:
         raise ValueError("a CSV file needs a label column and at least one feature")
     if not -width <= label_column < width:
         raise ValueError(f"label_column={label_column} is out of range for rows of {width} values")
     col = label_column % width
-    y = table[:, col].copy()
-    keep = [k for k in range(width) if k != col]
-    return np.ascontiguousarray(table[:, keep]), y
+    X = np.empty((rows, width - 1))
+    y = np.empty(rows)
+    start = 0
+    for table in tables:
+        stop = start + table.shape[0]
+        X[start:stop, :col] = table[:, :col]
+        X[start:stop, col:] = table[:, col + 1 :]
+        y[start:stop] = table[:, col]
+        start = stop
+    return X, y
 
 
 def _check_label_column(label_column):
@@ -1237,7 +1255,7 @@ def _check_label_column(label_column):
         raise ValueError(f"label_column must be an integer or None, got {label_column!r}")
 
 
-def read_csv(source, *, label_column=-1, skip_header=False, block_size=BLOCK_SIZE):
+def read_csv(source, *, label_column=-1, skip_header=False, block_size=CSV_BLOCK_SIZE):
     """A numeric CSV file as ``(X, y)``: dense float64 arrays, ``y`` None without labels.
 
     Lines of nothing but whitespace and comments (``#`` to the end of the line) are
@@ -1252,8 +1270,8 @@ def read_csv(source, *, label_column=-1, skip_header=False, block_size=BLOCK_SIZ
         every column is a feature.
     skip_header : bool, default=False
         The first line names the columns.
-    block_size : int, default=BLOCK_SIZE
-        Bytes read from a file at a time.
+    block_size : int, default=CSV_BLOCK_SIZE
+        Bytes read from a file at a time (pyarrow parses each block in threads).
 
     Returns
     -------
@@ -1272,30 +1290,33 @@ def read_csv(source, *, label_column=-1, skip_header=False, block_size=BLOCK_SIZ
     _check_label_column(label_column)
     tables = [table for table, _ in _csv_tables(source, skip_header, block_size)]
     if not tables:
-        table = np.zeros((0, 0))
-        return table, (None if label_column is None else np.zeros(0))
-    table = tables[0] if len(tables) == 1 else np.concatenate(tables)
-    return _split_label(table, label_column)
+        return np.zeros((0, 0)), (None if label_column is None else np.zeros(0))
+    return _split_label(tables, label_column)
 
 
 def _csv_chunks(source, chunk_size, label_column, skip_header, block_size):
-    held, lines, count = [], [], 0
+    held, lines, count = [], [], 0  # rows read and not yet given, and their lines
     for table, rows in _csv_tables(source, skip_header, block_size):
         held.append(table)
         lines.append(rows)
         count += table.shape[0]
         while count >= chunk_size:
-            table = held[0] if len(held) == 1 else np.concatenate(held)
-            rows = lines[0] if len(lines) == 1 else np.concatenate(lines)
-            X, y = _split_label(table[:chunk_size], label_column)
-            yield Chunk(X, y, int(rows[0]))
-            held, lines = [table[chunk_size:]], [rows[chunk_size:]]
+            take, first, taken = [], None, 0
+            while taken < chunk_size:
+                k = min(chunk_size - taken, held[0].shape[0])
+                take.append(held[0][:k])
+                first = int(lines[0][0]) if first is None else first
+                held[0], lines[0] = held[0][k:], lines[0][k:]
+                if held[0].shape[0] == 0:
+                    held.pop(0)
+                    lines.pop(0)
+                taken += k
+            X, y = _split_label(take, label_column)
+            yield Chunk(X, y, first)
             count -= chunk_size
     if count:
-        table = held[0] if len(held) == 1 else np.concatenate(held)
-        rows = lines[0] if len(lines) == 1 else np.concatenate(lines)
-        X, y = _split_label(table, label_column)
-        yield Chunk(X, y, int(rows[0]))
+        X, y = _split_label(held, label_column)
+        yield Chunk(X, y, int(lines[0][0]))
 
 
 # -- whole files and chunks, either format ---------------------------------------------------
@@ -1310,7 +1331,7 @@ def read_file(
     labels=True,
     label_column=-1,
     skip_header=False,
-    block_size=BLOCK_SIZE,
+    block_size=None,
 ):
     """A whole data file as a :class:`Dataset`: CSR for svmlight, dense for CSV.
 
@@ -1323,7 +1344,9 @@ def read_file(
         svmlight: as in :func:`read_svmlight`.
     label_column, skip_header
         CSV: as in :func:`read_csv`.
-    block_size : int, default=BLOCK_SIZE
+    block_size : int, optional
+        Bytes read at a time; default :data:`BLOCK_SIZE` for svmlight,
+        :data:`CSV_BLOCK_SIZE` for CSV.
 
     Returns
     -------
@@ -1338,12 +1361,16 @@ def read_file(
     """
     fmt = data_format(path, fmt)
     if fmt == "svmlight":
+        block_size = block_size or BLOCK_SIZE
         X, y, _, based = _read_svmlight(path, n_features, zero_based, False, labels, block_size)
         return Dataset(X, y, fmt, based)
     if not Path(path).is_file():
         raise FileNotFoundError(f"no data file at {path}")
     X, y = read_csv(
-        path, label_column=label_column, skip_header=skip_header, block_size=block_size
+        path,
+        label_column=label_column,
+        skip_header=skip_header,
+        block_size=block_size or CSV_BLOCK_SIZE,
     )
     return Dataset(X, y, fmt, None)
 
@@ -1358,7 +1385,7 @@ def iter_chunks(
     labels=True,
     label_column=-1,
     skip_header=False,
-    block_size=BLOCK_SIZE,
+    block_size=None,
 ):
     """The examples of a data file in :class:`Chunk` s of ``chunk_size`` examples (the
     last maybe fewer), in file order; the file is read ``block_size`` bytes at a time.
@@ -1377,7 +1404,8 @@ def iter_chunks(
         it in a first pass.)
     labels, label_column, skip_header
         As in :func:`read_file`.
-    block_size : int, default=BLOCK_SIZE
+    block_size : int, optional
+        As in :func:`read_file`.
 
     Yields
     ------
@@ -1400,8 +1428,10 @@ def iter_chunks(
                 f"zero_based must be True or False to read in chunks, got {zero_based!r}"
             )
         _check_options(n_features, zero_based)
+        block_size = block_size or BLOCK_SIZE
         return _svmlight_chunks(path, int(chunk_size), n_features, zero_based, labels, block_size)
     _check_label_column(label_column)
     if not Path(path).is_file():
         raise FileNotFoundError(f"no data file at {path}")
+    block_size = block_size or CSV_BLOCK_SIZE
     return _csv_chunks(path, int(chunk_size), label_column, skip_header, block_size)
