@@ -272,8 +272,9 @@ def test_hard_numbers_are_python_floats_bit_for_bit():
         x = struct.unpack("<d", struct.pack("<q", rng.getrandbits(63)))[0]
         if np.isfinite(x):
             tokens += [repr(x), f"{x:.17g}", f"{x:.6g}", f"{rng.random():.16g}"]
-    tokens += ["0." + "3" * 300, "1" * 200 + "e-150", "9" * 150]  # left to float()
-    tokens += ["1_2_3.4_5e-1_0"] * 300  # more than the reader's list of such tokens
+    tokens += ["0." + "3" * 300, "1" * 200 + "e-150", "9" * 150, "1_2_3.4_5e-1_0"]
+    # longer than strtod's buffer: left to float(), more than the reader's list holds
+    tokens += [f"{k}." + "3" * 1100 for k in range(300)]
     text = "".join(f"{t} 1:{t}\n" for t in tokens).encode()
     X, y = read_svmlight(text)
     want = _bits([float(t) for t in tokens])
