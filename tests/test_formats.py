@@ -380,6 +380,9 @@ def test_indices_as_wide_as_needed():
     assert X[50, 2999999999] == 0.5 and X[51, 3] == 1.0 and X.nnz == 103
     X, _ = read_svmlight(b"1 1000000000000:1\n")  # an absurd width: no dense memory
     assert X.shape == (1, 1000000000000) and X.nnz == 1
+    # in chunks, each as narrow as its own indices allow
+    chunks = list(iter_chunks_of(lines, 51, zero_based=False))
+    assert [c.X.indices.dtype for c in chunks] == [np.int64, np.int32]
 
 
 def test_an_index_past_64_bits_or_written_as_a_float():

@@ -946,6 +946,7 @@ class _SvmlightReader:
             self.nnz_per_row = nnz / rows
         st[_ROW] = st[_NNZ] = 0
         self.out = None
+        self.index_dtype = np.int32  # each chunk as narrow as its own indices allow
         return Chunk(X, labels, first), qids
 
     def next_allocation(self, max_rows, buf):
