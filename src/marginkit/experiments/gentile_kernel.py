@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import datasets
+from .._files import atomic_write
 from ..alma import KernelALMAClassifier
 from ._format import format_table
 from .runner import Cell, LastValueCache, Spec, published_values
@@ -171,7 +172,7 @@ class KernelExperiment:
         fig.suptitle(f"{self.TITLE}: means over the permutations run", fontsize=11)
         fig.tight_layout()
         path = Path(str(prefix) + "-curves.png")
-        fig.savefig(path, dpi=100)
+        atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
         plt.close(fig)
         return [path]
 

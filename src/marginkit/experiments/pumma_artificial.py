@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_write
 from ..alma import ALMAClassifier
 from ..datasets import make_r_of_k
 from ..margins import margin, max_margin
@@ -903,7 +904,7 @@ def write_figures(document: Mapping, prefix) -> list[Path]:
             + (cut if name == "margin" else "")
         )
         path = prefix.with_name(f"{prefix.name}-{name}.png")
-        fig.savefig(path, dpi=90)
+        atomic_write(path, lambda f, fig=fig: fig.savefig(f, format="png", dpi=90))
         paths.append(path)
     return paths
 

@@ -41,6 +41,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from .._files import atomic_write
+
 FORMAT = 1
 logger = logging.getLogger("marginkit.experiments")
 
@@ -182,22 +184,14 @@ def write_json_atomic(path: str | os.PathLike, document: Mapping) -> None:
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file, then os.replace)."""
+    """Write ``text`` to ``path`` atomically, creating its folder if needed.
+
+    Through :func:`marginkit._files.atomic_write`: a temporary file created exclusively
+    beside ``path``, then renamed over it.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Same directory (os.replace is atomic only within one file system); opened with
-    # open() rather than mkstemp so that the file gets the usual umask permissions.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
+    atomic_write(path, text)
 
 
 def run(
