@@ -46,6 +46,29 @@ def dask_client():
         yield client
 
 
+def checkpoint_file(make, X, y, path, stop_after=2, every=8):
+    """The checkpoint ``make().fit(X, y, checkpoint=path)`` leaves when its run is killed
+    right after its ``stop_after``-th write (every ``every`` trials)."""
+    import marginkit
+
+    real_save, calls = marginkit.persistence.save, []
+
+    def save_then_stop(est, p):
+        real_save(est, p)
+        calls.append(1)
+        if len(calls) == stop_after:
+            raise KeyboardInterrupt
+
+    marginkit.persistence.save = save_then_stop
+    try:
+        make().fit(X, y, checkpoint=path, checkpoint_every=every)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        marginkit.persistence.save = real_save
+    return path
+
+
 def outputs_of(est):
     """The outputs a fitted estimator gives: a linear one fitted without its correction
     log (``keep_corrections=False`` and ``output`` not ``"voted"``) has no vote."""

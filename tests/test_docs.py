@@ -29,5 +29,6 @@ def test_algorithm_pages_are_in_the_site():
     config = (docs.parent / "mkdocs.yml").read_text()
     for page in sorted((docs / "algorithms").glob("*.md")):
         assert f"algorithms/{page.name}" in config, page.name
-    for page in ["index.md", "quickstart.md", "reproductions.md", "benchmarks.md", "scale-out.md"]:
+    pages = ["index.md", "quickstart.md", "reproductions.md", "benchmarks.md", "scale-out.md"]
+    for page in [*pages, "trust.md"]:
         assert (docs / page).is_file() and page in config

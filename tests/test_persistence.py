@@ -186,24 +186,28 @@ def test_save_refuses_what_it_cannot_store(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_explicitly_trusted_types_load(tmp_path):
+def test_a_file_holds_the_model_and_no_more(tmp_path):
     import skops.io as sio
 
     from marginkit.datasets import make_sparse_target
 
     X, y, _, _ = make_sparse_target(n_train=200, n_test=10, random_state=0)
-    path = tmp_path / "m.skops"
     payload = {
         "format": "marginkit-model",
         "format_version": 1,
         "marginkit_version": "0.1.0",
         "estimator": ALMAClassifier().fit(X, y),
-        "note": __import__("collections").OrderedDict(a=1),
     }
-    sio.dump(payload, path)
-    names = sio.get_untrusted_types(file=path)
-    extra = [n for n in names if not n.startswith("marginkit.")]
-    if extra:
-        with pytest.raises(UntrustedFileError):
-            marginkit.load(path)
-    assert isinstance(marginkit.load(path, trusted=extra), ALMAClassifier)
+    path = tmp_path / "m.skops"
+    sio.dump({**payload, "note": __import__("collections").OrderedDict(a=1)}, path)
+    with pytest.raises(UntrustedFileError, match="does not trust: collections.OrderedDict"):
+        marginkit.load(path)
+    sio.dump({**payload, "note": 1}, path)
+    with pytest.raises(UntrustedFileError, match="holds estimator, note where a model file"):
+        marginkit.load(path)
+    sio.dump({**payload, "estimator": {"weights": np.ones(3)}}, path)
+    with pytest.raises(UntrustedFileError, match="holds a builtins.dict where a model file"):
+        marginkit.load(path)
+    sio.dump({k: v for k, v in payload.items() if k != "estimator"}, path)
+    with pytest.raises(ValueError, match="a marginkit model file without a model"):
+        marginkit.load(path)

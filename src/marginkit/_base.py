@@ -6,6 +6,7 @@ epoch; it never loops over samples in Python.
 """
 
 import hashlib
+import hmac
 import time
 from numbers import Integral
 
@@ -13,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
@@ -21,10 +23,11 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from . import _checks as check
 from . import _linear as L
 from ._state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
-from .persistence import trusted_type
+from .persistence import UntrustedFileError, trusted_type
 
 KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
         Keep every correction (the non-zeros of the corrected instances and their
@@ -139,6 +142,25 @@ class EpochOrders:
         self.__dict__.update(state)
         self._rng, self._made, self._last = None, 0, None
 
+    def _check_loaded(self, where, n_epochs, shuffle, n=None):
+        """The orders of ``n_epochs`` epochs (shuffled or not) over ``n`` rows (any number
+        when None; returned): the generator's state one that numpy reads within its key."""
+        w = f"{where}."
+        check.attributes(
+            self, where, ("n", "n_epochs", "shuffle", "start", "_rng", "_made"), ("_last",)
+        )
+        got = check.integer(self.n, w + "n", 1)
+        n = got if n is None else check.equal(got, w + "n", n)
+        check.equal(check.integer(self.n_epochs, w + "n_epochs", 1), w + "n_epochs", n_epochs)
+        check.equal(check.flag(self.shuffle, w + "shuffle"), w + "shuffle", bool(shuffle))
+        if not self.shuffle:
+            check.equal(self.start, w + "start", None)
+        elif type(self.start) is not tuple or len(self.start) != 4:
+            check.fail(w + "start", "must be the state of a Mersenne Twister")
+        else:
+            check.mt_state(*self.start, w + "start")
+        return n
+
 
 class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
@@ -210,8 +232,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                     "would not give this estimator's model"
                 )
             resume = getattr(saved, "_resume", None)
-            if resume is None or resume["fingerprint"] != fingerprint:
+            if resume is None or not hmac.compare_digest(resume["fingerprint"], fingerprint):
                 raise ValueError(f"{path} is a checkpoint of training on other data")
+            saved._check_resume(path, X, y)
             verbose = self.verbose
             self.__dict__.update(saved.__dict__)
             self.verbose = verbose
@@ -307,6 +330,126 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _n_changes(self):
         return self.n_corrections_
+
+    # -- checking a loaded model -----------------------------------------------------
+    def _learned(self):
+        """The attributes a fit sets: those a fitted model has, and those it may have."""
+        required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._state_attr}
+        required |= {"n_corrections_", "n_corrections_per_class_"}
+        return required, {"feature_names_in_", "input_format_", "_resume"}
+
+    def _check_loaded(self):
+        """An :class:`~marginkit.persistence.UntrustedFileError` unless this estimator,
+        read from a file, is one that its methods and the compiled passes can be given.
+
+        :func:`marginkit.load` calls it on every model it reads: the parameters are
+        validated as ``fit`` validates them, and a fitted model has exactly the learned
+        attributes a fit sets, each of its type, with the widths and numbers of its
+        states those of its classes and features, and its counts those of its states
+        (each state checks itself, see ``_check_loaded`` beside each state class). A
+        checkpoint's progress is checked too, and again against the data it resumes on
+        (:meth:`_check_resume`).
+        """
+        params = set(self._get_param_names())
+        missing = sorted(params - set(vars(self)))
+        if missing:
+            check.fail("the model", f"lacks the parameters {', '.join(missing)}")
+        try:
+            self._validate_params()
+        except InvalidParameterError as exc:
+            raise UntrustedFileError(f"parameters: {exc}") from None
+        learned = set(vars(self)) - params
+        if not learned:
+            return  # not fitted
+        required, optional = self._learned()
+        missing = sorted(required - learned)
+        if missing:
+            check.fail("the model", f"is fitted but lacks {', '.join(missing)}")
+        extra = sorted(learned - required - optional)
+        if extra:
+            check.fail("the model", f"has attributes that marginkit does not write: {extra}")
+        self._check_fitted()
+        self._check_counts()
+        if "_resume" in learned:
+            if type(self._resume) is not dict:
+                check.fail("_resume", f"must be a dict, got {type(self._resume).__name__}")
+            self._check_progress(self._resume, None)
+
+    def _check_fitted(self):
+        """The learned attributes (``_check_loaded``): here those of every estimator."""
+        classes = self.classes_
+        if type(classes) is not np.ndarray or classes.dtype.kind not in "biufU":
+            check.fail("classes_", "must be an array of numbers or strings")
+        check.array(classes, "classes_", classes.dtype, (None,), finite=classes.dtype.kind == "f")
+        _check_two_classes_loaded(classes)
+        n = check.integer(self.n_features_in_, "n_features_in_", 1)
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            check.array(names, "feature_names_in_", object, (n,))
+            if not all(type(name) is str for name in names):
+                check.fail("feature_names_in_", "must hold strings")
+        fmt = getattr(self, "input_format_", None)
+        if fmt is not None:
+            if type(fmt) is not dict or not all(
+                type(k) is str and (v is None or type(v) in (str, int, float, bool))
+                for k, v in fmt.items()
+            ):
+                check.fail("input_format_", "must be a dict of names to numbers or strings")
+
+    def _check_counts(self):
+        """The counts of a loaded model are those of its states (``_update_counts``)."""
+        before = dict(vars(self))
+        self._update_counts()
+        for name, value in vars(self).items():
+            old = before.get(name)
+            if value is old:
+                continue  # not a count
+            if isinstance(value, np.ndarray):
+                same = (
+                    type(old) is np.ndarray
+                    and old.dtype == value.dtype
+                    and np.array_equal(old, value)
+                )
+            else:
+                same = type(old) in (int, np.int64) and old == value
+            if not same:
+                check.fail(name, f"must be {value!r}, what the states count, got {old!r}")
+
+    def _check_progress(self, resume, n):
+        """A checkpoint's progress (``_resume``): the orders of the epochs over ``n``
+        rows (any number when None), and a position in them; the fingerprint of the data.
+        """
+        names = {"fingerprint", "orders", "epoch", "pos"}
+        check.attributes(resume, "_resume", names, self._cache_keys)
+        check_fingerprint(resume["fingerprint"])
+        orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
+        n = orders._check_loaded("_resume['orders']", self.n_epochs, self.shuffle, n)
+        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self.n_epochs)
+        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self.n_epochs else 0)
+        return n
+
+    #: the keys a checkpoint's progress may add (the kernel estimators' caches)
+    _cache_keys = ()
+
+    def _check_resume(self, path, X, y):
+        """A ValueError unless this checkpoint (loaded, so checked) resumes on ``X, y``: the
+        data it was made for, by their width, classes and number of rows."""
+        n, width = X.shape
+        if self.n_features_in_ != width:
+            raise ValueError(
+                f"{path} is a checkpoint of training on {self.n_features_in_} features, "
+                f"not on these data's {width}"
+            )
+        classes = np.unique(y)
+        if not np.array_equal(classes, self.classes_):
+            raise ValueError(
+                f"{path} is a checkpoint of training on the classes {self.classes_}, not on "
+                f"these data's {classes}"
+            )
+        try:
+            self._check_progress(self._resume, n)
+        except UntrustedFileError as exc:
+            raise UntrustedFileError(f"{path}: a checkpoint of other data: {exc}") from None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -475,8 +618,32 @@ class OnlineLinearClassifier(OnlineClassifier):
         self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
-        # Fold the scale into v before S = sum |v|^p nears overflow (s^p < 1e-200).
-        self._fold_below = float(np.exp(-460.0 / self.p_))
+        self._fold_below = _fold_threshold(self.p_)
+
+    #: the class of the learned state of each binary problem
+    _state_class = PNormState
+
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"p_", "R_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        # the norm as fit resolved it from p (2 for the algorithms without a p)
+        d = self.n_features_in_ + (1 if self.fit_intercept else 0)
+        p = check.equal(check.real(self.p_, "p_"), "p_", self._resolve_p(d))
+        R = check.real(self.R_, "R_", 0.0)
+        if self.fit_intercept and R == 0:
+            check.fail("R_", "must be > 0 with fit_intercept")
+        if not self.fit_intercept:
+            check.equal(R, "R_", 0.0)
+        check.equal(self._fold_below, "_fold_below", _fold_threshold(p))
+        states = self._states
+        if type(states) is not list or len(states) != self._n_problems:
+            check.fail("_states", f"must be a list of {self._n_problems} states")
+        for j, state in enumerate(states):
+            check.instance(state, f"_states[{j}]", self._state_class)
+            state._check_loaded(f"_states[{j}]", d, p)
 
     #: whether the algorithm learns on normalised instances (ALMA)
     _normalises = False
@@ -661,6 +828,49 @@ def check_finite_state(est, state):
             "its hypothesis grows without bound. Use a soft margin (PUMMA's lam > 0), "
             "fewer epochs, or ALMA, whose hypothesis stays in the unit ball."
         )
+
+
+def _fold_threshold(p):
+    """The scale below which (and beyond whose inverse) the passes fold it into v, before
+    S = sum |v|^p nears overflow (s^p < 1e-200)."""
+    return float(np.exp(-460.0 / p))
+
+
+def check_epoch_loop(resume, n, counter):
+    """The progress of a loop of epochs that draws each epoch's order from ``rng``
+    (PUMMA's, the margin Perceptron's): ``pos`` in the epoch's ``order`` of ``n`` rows,
+    ``counter`` (what the epoch counts so far) and ``done``; ``order`` and ``counter``
+    may be missing at the start of an epoch only."""
+    check.random_state(resume["rng"], "_resume['rng']")
+    check.flag(resume["done"], "_resume['done']")
+    pos = check.integer(resume["pos"], "_resume['pos']", 0, max(n - 1, 0))
+    if "order" in resume:
+        order = check.array(resume["order"], "_resume['order']", np.int64, (n,), within=(0, n))
+        if n and np.bincount(order, minlength=n).max() > 1:
+            check.fail("_resume['order']", f"must be an order of the {n} rows")
+    elif pos:
+        check.fail("_resume", "lacks the order of the epoch it is in")
+    if counter in resume:
+        check.integer(resume[counter], f"_resume[{counter!r}]", 0)
+    elif pos:
+        check.fail("_resume", f"lacks the {counter!r} of the epoch it is in")
+
+
+def check_fingerprint(value):
+    """A fingerprint as :func:`_fingerprint` makes it: 64 hexadecimal digits."""
+    if (
+        type(value) is not str
+        or len(value) != 64
+        or not all(c in "0123456789abcdef" for c in value)
+    ):
+        check.fail("_resume['fingerprint']", "must be a SHA-256 digest in hexadecimal")
+
+
+def _check_two_classes_loaded(classes):
+    if classes.shape[0] < 2:
+        check.fail("classes_", f"must hold two classes or more, got {classes.shape[0]}")
+    if np.any(classes[1:] <= classes[:-1]):
+        check.fail("classes_", "must be sorted and unique")
 
 
 def _check_two_classes(classes):

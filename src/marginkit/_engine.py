@@ -35,6 +35,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import _checks as check
+from ._kernels import Kernel
 from ._linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 from .persistence import trusted_type
 
@@ -266,6 +268,35 @@ class RowStore:
             state["rows"] = self.rows[: self.n].copy()
         return state
 
+    def _check_loaded(self, where, n_features):
+        """The rows as saved: ``n`` rows of ``n_features`` finite values; for sparse rows,
+        a CSR structure whose pointers rise from 0 to the non-zeros and whose column
+        indices are sorted in each row and less than ``n_features`` (scipy's products
+        follow them unchecked)."""
+        w = f"{where}."
+        check.equal(
+            check.integer(self.n_features, w + "n_features", 1), w + "n_features", n_features
+        )
+        n = check.integer(self.n, w + "n", 0)
+        if not check.flag(self.sparse, w + "sparse"):
+            check.attributes(self, where, ("n_features", "sparse", "n", "rows"))
+            check.array(self.rows, w + "rows", np.float64, (n, n_features), finite=True)
+            return
+        check.attributes(self, where, ("n_features", "sparse", "n", "indptr", "indices", "data"))
+        indptr = check.array(self.indptr, w + "indptr", np.int64, (n + 1,))
+        if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+            check.fail(w + "indptr", "must rise from 0")
+        nnz = int(indptr[-1])
+        indices = check.array(
+            self.indices, w + "indices", np.int32, (nnz,), within=(0, n_features)
+        )
+        check.array(self.data, w + "data", np.float64, (nnz,), finite=True)
+        rising = np.diff(indices) > 0
+        ends = indptr[1:-1]
+        rising[ends[(ends > 0) & (ends < nnz)] - 1] = True  # from one row to the next
+        if not rising.all():
+            check.fail(w + "indices", "must be sorted within each row, without repeats")
+
     def view(self, lo, hi):
         if not self.sparse:
             return self.rows[lo:hi]
@@ -285,6 +316,27 @@ def trimmed(obj, rows, names):
             state[name] = state[name][:rows].copy()
     state["hcount"] = obj.hcount[: rows + 1].copy()
     return state
+
+
+def check_problems(state, where, m, C, floats):
+    """The per-problem arrays of a kernel state of ``m`` vectors: the scales ``s``
+    positive, the other ``floats`` finite, the counters ``k`` one more than the vectors
+    each problem made (what ``hcount[k - 1]`` indexes), ``hcount`` adding up to the trials
+    in every problem."""
+    w = f"{where}."
+    for name in floats:
+        check.array(getattr(state, name), w + name, np.float64, (C,), finite=True)
+    if not (np.all(state.s > 0) and np.all(state.norm2 >= 0)):
+        check.fail(w + "s", "must be positive, and norm2 not negative")
+    k = check.array(state.k, w + "k", np.int64, (C,))
+    if not np.array_equal(k - 1, state.mask.sum(axis=0)):
+        check.fail(w + "k", f"must count the vectors of each problem, plus one: got {k[:8]}")
+    trials = check.integer(state.n_trials, w + "n_trials", 0)
+    check.integer(state.n_seen, w + "n_seen", 0)
+    check.integer(state.n_kernel_evals, w + "n_kernel_evals", 0)
+    hcount = check.array(state.hcount, w + "hcount", np.int64, (m + 1, C), within=(0, 2**62))
+    if np.any(hcount.sum(axis=0) != trials):
+        check.fail(w + "hcount", f"must add up to the {trials} trials in every problem")
 
 
 def _grow(a, need):
@@ -326,6 +378,32 @@ class KernelState:
 
     #: arrays with a row per support vector (``hcount``: one more)
     _per_vector = ("inv", "sq", "index", "A", "T_ins", "acc", "mask", "reset", "V")
+
+    def _check_loaded(self, where, n_features, n_problems, forgets):
+        """The support vectors and every array per support vector (``m`` rows) and per
+        problem (``n_problems``), as the compiled walk and the outputs index them: the
+        correction counters ``k`` against the support vectors each problem has, the
+        trials ``hcount`` against ``n_trials``."""
+        w = f"{where}."
+        names = ("kernel", "n_problems", "store", "s", "norm2", "k", "T", "hcount")
+        names += ("n_trials", "n_seen", "n_kernel_evals", *self._per_vector)
+        check.attributes(self, where, names)
+        check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
+        C = check.equal(self.n_problems, w + "n_problems", n_problems)
+        check.instance(self.store, w + "store", RowStore)._check_loaded(w + "store", n_features)
+        m = self.store.n
+        for name in ("inv", "sq"):
+            check.array(getattr(self, name), w + name, np.float64, (m,), finite=True)
+        check.array(self.index, w + "index", np.int64, (m,), within=(0, 2**62))
+        for name in ("A", "T_ins", "acc"):
+            check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
+        for name in ("mask", "reset"):
+            check.array(getattr(self, name), w + name, np.bool_, (m, C))
+        if not forgets:
+            check.equal(self.V, w + "V", None)
+        else:
+            check.array(self.V, w + "V", np.float64, (m, C), finite=True)
+        check_problems(self, where, m, C, ("s", "norm2", "T"))
 
     def __getstate__(self):
         return trimmed(self, self.m, self._per_vector)

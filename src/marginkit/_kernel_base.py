@@ -3,9 +3,11 @@
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _checks as check
 from . import _linear as L
 from ._base import OnlineClassifier
 from ._engine import FOLD_BELOW, KernelState, train_blocks
@@ -79,6 +81,50 @@ class KernelOnlineClassifier(OnlineClassifier):
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
+
+    # -- checking a loaded model -------------------------------------------------------
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"gamma_", "n_kernel_evaluations_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.real(self.gamma_, "gamma_", positive=True)
+        check.equal(self._fold_below, "_fold_below", FOLD_BELOW)
+        self._check_state()
+
+    def _check_state(self):
+        state = check.instance(self._kstate, "_kstate", KernelState)
+        rule = self._rule_args()[0]
+        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
+        state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)
+        check.equal(state.kernel.gamma, "_kstate.kernel.gamma", self.gamma_)
+
+    _cache_keys = ("cache_P", "cache_seen")
+
+    def _check_progress(self, resume, n):
+        n = super()._check_progress(resume, n)
+        self._check_cache(resume, n)
+        return n
+
+    def _check_cache(self, resume, n):
+        """The margin sums kept across epochs: none, or ``n`` rows over the stored vectors."""
+        P, seen = resume.get("cache_P"), resume.get("cache_seen")
+        if P is None and seen is None:
+            return
+        check.array(P, "_resume['cache_P']", np.float64, (n, self._n_problems), finite=True)
+        m = self._kstate.m
+        check.array(seen, "_resume['cache_seen']", np.int64, (n,), within=(0, m + 1))
+
+    def _check_resume(self, path, X, y):
+        super()._check_resume(path, X, y)
+        sparse = sp.issparse(X)
+        stores = [getattr(self._kstate, name, None) for name in ("store", "POS", "NEG")]
+        if any(store is not None and store.sparse != sparse for store in stores):
+            raise ValueError(
+                f"{path} is a checkpoint of training on {'dense' if sparse else 'sparse'} "
+                f"data, not on these {'sparse' if sparse else 'dense'} ones"
+            )
 
     def _check_magnitude(self, X):
         # the kernel's own values are checked where they are computed (_instance_norms)

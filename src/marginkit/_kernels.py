@@ -18,6 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from . import _checks as check
 from ._linear import power
 from .persistence import trusted_type
 
@@ -50,6 +51,16 @@ class Kernel:
         self.gamma = float(gamma)
         self.degree = int(degree)
         self.coef0 = float(coef0)
+
+    def _check_loaded(self, where):
+        """A named kernel (a file holds no function) with finite parameters."""
+        w = f"{where}."
+        check.attributes(self, where, ("kernel", "gamma", "degree", "coef0"))
+        if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
+            check.fail(w + "kernel", f"must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
+        check.real(self.gamma, w + "gamma", positive=True)
+        check.integer(self.degree, w + "degree", 1)
+        check.real(self.coef0, w + "coef0")
 
     @property
     def needs_norms(self):

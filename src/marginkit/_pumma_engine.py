@@ -19,7 +19,9 @@ one known kernel value to them), so no kernel sum beyond the margins is needed.
 import numpy as np
 from numba import njit
 
-from ._engine import FLUSH_RATIO, RowStore, _grow, trimmed
+from . import _checks as check
+from ._engine import FLUSH_RATIO, RowStore, _grow, check_problems, trimmed
+from ._kernels import Kernel
 from .persistence import trusted_type
 
 
@@ -350,6 +352,59 @@ class PairState:
 
     def __getstate__(self):
         return trimmed(self, self.m, self._per_vector)
+
+    #: arrays with one entry per problem
+    _per_problem = ("s", "norm2", "T", "Tb", "bias", "Gp", "Gn", "slp", "sln")
+    _per_problem += ("pos_diag", "neg_diag")
+
+    def _check_loaded(self, where, n_features, n_problems):
+        """The atoms' two stores and every array per atom (``m`` rows) and per problem,
+        as :func:`pumma_walk` and the outputs index them; the stored x+ and x- of every
+        problem (``pos_ref``: an atom of one of the stores, there whenever the problem has
+        seen that class); the rows holding them (``pos_row``: checked against the data
+        where a fit resumes)."""
+        w = f"{where}."
+        names = ("kernel", "normalize", "n_problems", "POS", "NEG", "hcount", "k", "seen")
+        names += ("pos_row", "neg_row", "conflicts", "pos_ref", "neg_ref", "n_trials")
+        names += ("n_seen", "n_kernel_evals", *self._per_vector, *self._per_problem)
+        check.attributes(self, where, names)
+        check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
+        check.flag(self.normalize, w + "normalize")
+        C = check.equal(self.n_problems, w + "n_problems", n_problems)
+        for name in ("POS", "NEG"):
+            store = check.instance(getattr(self, name), w + name, RowStore)
+            store._check_loaded(w + name, n_features)
+        m = self.POS.n
+        check.equal(self.NEG.n, w + "NEG.n", m)
+        for name in ("inv_p", "inv_n", "sq_p", "sq_n"):
+            check.array(getattr(self, name), w + name, np.float64, (m,), finite=True)
+        for name in ("index_p", "index_n"):
+            check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, 2**62))
+        for name in ("A", "V", "beta", "T_ins", "acc"):
+            check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
+        for name in ("mask", "reset"):
+            check.array(getattr(self, name), w + name, np.bool_, (m, C))
+        check_problems(self, where, m, C, self._per_problem)
+        seen = check.array(self.seen, w + "seen", np.int64, (C,), within=(0, 4))
+        for name in ("pos_row", "neg_row"):
+            check.array(getattr(self, name), w + name, np.int64, (C,), within=(-1, 2**62))
+        check.array(self.conflicts, w + "conflicts", np.int64, (C,), within=(0, 2**62))
+        for name, bit in (("pos_ref", 1), ("neg_ref", 2)):
+            refs = getattr(self, name)
+            if type(refs) is not list or len(refs) != C:
+                check.fail(w + name, f"must be a list of {C} references")
+            for c, ref in enumerate(refs):
+                if ref is None and not seen[c] & bit:
+                    continue
+                if not (type(ref) is tuple and len(ref) == 2):
+                    check.fail(f"{w}{name}[{c}]", "must be the (store, atom) of a stored example")
+                check.integer(ref[0], f"{w}{name}[{c}] store", 0, 1)
+                check.integer(ref[1], f"{w}{name}[{c}] atom", 0, m - 1)
+
+    def _check_rows(self, where, n):
+        """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
+        for name in ("pos_row", "neg_row"):
+            check.array(getattr(self, name), f"{where}.{name}", np.int64, (None,), within=(-1, n))
 
     def reserve(self, extra):
         need = self.m + extra

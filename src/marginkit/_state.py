@@ -7,6 +7,7 @@ compiled loops of :mod:`marginkit._linear`.
 import numpy as np
 import scipy.sparse as sp
 
+from . import _checks as check
 from . import _linear as L
 from .persistence import trusted_type
 
@@ -117,8 +118,9 @@ class PNormState:
         return state
 
     def __setstate__(self, state):
-        ist = state["ist"]
-        if ist.shape[0] < L.N_ISTATE:
+        ist = state.get("ist")
+        old = isinstance(ist, np.ndarray) and ist.dtype == np.int64 and ist.ndim == 1
+        if old and L.I_NHIST < ist.shape[0] < L.N_ISTATE and "h_count" in state:
             # saved before the log was optional: it was always kept
             K = int(ist[L.I_NHIST])
             full = np.zeros(L.N_ISTATE, dtype=np.int64)
@@ -130,6 +132,85 @@ class PNormState:
 
     #: further arrays with one entry per logged correction (subclasses add theirs)
     _per_correction = ()
+
+    #: the attributes of a state, as saved
+    _attributes = (
+        *("d", "p", "v", "g", "acc", "u", "fs", "ist"),
+        *("h_start", "h_stop", "h_coef", "h_rescale", "h_count"),
+        *("b_indices", "b_data", "b_first"),
+    )
+
+    # -- checking a loaded state ---------------------------------------------------
+    def _check_loaded(self, where, d, p):
+        """An :class:`~marginkit.persistence.UntrustedFileError` unless this state (from a
+        file) is one the compiled passes can be given: ``d`` weights at norm ``p``.
+
+        Every index the passes and the vote follow is checked against the size it
+        addresses: the scalar states ``fs`` and ``ist`` by their constants, the log's
+        fill ``ist[I_HNNZ]`` in its last block, each correction's span ``h_start[k] :
+        h_stop[k]`` in its block (``b_first``), every logged coordinate (``b_indices``)
+        against d, and the counts (corrections, trials, ``h_count``) against each other
+        and their arrays.
+        """
+        w = f"{where}."
+        check.attributes(self, where, self._attributes)
+        check.equal(check.integer(self.d, w + "d", 1), w + "d", d)
+        check.equal(check.real(self.p, w + "p"), w + "p", p)
+        for name in ("v", "acc", "u"):
+            check.array(getattr(self, name), w + name, np.float64, (d,), finite=True)
+        # the direction g is v itself at p = 2
+        check.array(self.g, w + "g", np.float64, (d if p != 2.0 else 0,), finite=True)
+        fs = check.array(self.fs, w + "fs", np.float64, (L.N_FSTATE,), finite=True)
+        if not (fs[L.F_S] > 0 and min(fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W]) >= 0):
+            check.fail(w + "fs", "holds a scale, norm or count that is not positive")
+        ist = check.array(self.ist, w + "ist", np.int64, (L.N_ISTATE,))
+        K = check.integer(ist[L.I_NHIST], w + "ist (corrections)", 0)
+        check.equal(int(ist[L.I_K]), w + "ist (k: corrections + 1)", K + 1)
+        trials = check.integer(ist[L.I_TRIALS], w + "ist (trials)", K)
+        check.integer(ist[L.I_BUDGET], w + "ist (budget flag)", 0, 1)
+        logs = check.integer(ist[L.I_LOG], w + "ist (log flag)", 0, 1)
+        # the log: the arrays per correction of one length, with room for the K logged
+        # (none without a log), h_count one longer
+        n = self.h_coef.shape[0] if logs and isinstance(self.h_coef, np.ndarray) else 0
+        if logs and n < K:
+            check.fail(w + "h_coef", f"must hold the {K} corrections logged, holds {n}")
+        for name in ("h_start", "h_stop"):
+            check.array(getattr(self, name), w + name, np.int64, (n,))
+        for name in ("h_coef", "h_rescale", *self._per_correction):
+            check.array(getattr(self, name), w + name, np.float64, (n,), finite=True)
+        counts = check.array(
+            self.h_count, w + "h_count", np.int64, (n + 1 if logs else 0,), within=(0, 2**62)
+        )
+        if logs and int(counts.sum()) != trials:
+            check.fail(w + "h_count", f"must add up to the {trials} trials, not {counts.sum()}")
+        # the blocks of logged instances
+        blocks = [self.b_indices, self.b_data, self.b_first]
+        if any(type(b) is not list for b in blocks) or len({len(b) for b in blocks}) != 1:
+            check.fail(w + "b_indices", "b_data and b_first must be lists of one length")
+        if not self.b_first or (not logs and len(self.b_first) != 1):
+            check.fail(w + "b_first", "must list one block, or more with a log")
+        lengths = []
+        for b, (indices, data) in enumerate(zip(self.b_indices, self.b_data, strict=True)):
+            at = f"[{b}]"
+            size = None if logs else 0
+            check.array(indices, w + "b_indices" + at, np.int32, (size,), within=(0, d))
+            check.array(data, w + "b_data" + at, np.float64, indices.shape, finite=True)
+            lengths.append(indices.shape[0])
+        first = [check.integer(f, w + "b_first", 0, K) for f in self.b_first]
+        if first[0] != 0 or any(a > b for a, b in zip(first, first[1:], strict=False)):
+            check.fail(w + "b_first", f"must rise from 0, got {first[:8]}")
+        check.integer(ist[L.I_HNNZ], w + "ist (log fill)", 0, lengths[-1])
+        if logs and K:
+            block = np.searchsorted(first, np.arange(K), side="right") - 1
+            start, stop = self.h_start[:K], self.h_stop[:K]
+            bad = (start < 0) | (start > stop) | (stop > np.asarray(lengths)[block])
+            if bad.any():
+                k = int(np.flatnonzero(bad)[0])
+                check.fail(
+                    w + "h_start",
+                    f"and h_stop must span their block: correction {k} spans "
+                    f"{start[k]}:{stop[k]} of a block of {lengths[block[k]]}",
+                )
 
     # -- what the state means ------------------------------------------------------
     @property

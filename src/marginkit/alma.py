@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _checks as check
 from . import _linear as L
 from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
@@ -152,6 +153,14 @@ class ALMAClassifier(OnlineLinearClassifier):
 
     _normalises = True
 
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"B_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.real(self.B_, "B_", positive=True)
+
     def _resolve_p(self, d):
         if self.p == "log":
             return max(2.0, 2.0 * np.log(d))
@@ -294,6 +303,14 @@ class KernelALMAClassifier(KernelOnlineClassifier):
         self.verbose = verbose
 
     _normalising_rule = True
+
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"B_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.real(self.B_, "B_", positive=True)
 
     def _initialise(self, data):
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)

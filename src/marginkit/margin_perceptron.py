@@ -8,8 +8,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from . import _checks as check
 from . import _linear as L
-from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier, _Batch
+from ._base import (
+    KEEP_CORRECTIONS_DOC,
+    OnlineLinearClassifier,
+    _Batch,
+    check_epoch_loop,
+    check_fingerprint,
+)
 from ._state import PNormState
 
 
@@ -140,6 +147,42 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
 
     _fit = OnlineLinearClassifier._fit_by_progress
 
+    def _learned(self):
+        required, optional = super()._learned()
+        required |= {"radius_", "gamma_guess_", "n_restarts_", "n_iter_", "_updates_before"}
+        return required | {"converged_"}, optional | {"_gamma", "_max_updates"}
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        C = self._n_problems
+        check.real(self.radius_, "radius_", positive=True)
+        guess = check.array(self.gamma_guess_, "gamma_guess_", np.float64, (C,), finite=True)
+        if not np.all(guess > 0):
+            check.fail("gamma_guess_", "must be > 0")
+        for name in ("n_restarts_", "n_iter_", "_updates_before"):
+            check.array(getattr(self, name), name, np.int64, (C,), within=(0, 2**62))
+        check.flag(self.converged_, "converged_")
+        if hasattr(self, "_gamma"):
+            check.real(self._gamma, "_gamma", positive=True)
+        if hasattr(self, "_max_updates"):
+            check.integer(self._max_updates, "_max_updates", -1)
+
+    def _check_progress(self, resume, n):
+        names = {"fingerprint", "rng", "problem", "pos", "done", "converged"}
+        check.attributes(resume, "_resume", names, ("order", "before"))
+        check_fingerprint(resume["fingerprint"])
+        problem = check.integer(resume["problem"], "_resume['problem']", 0, self._n_problems)
+        converged = resume["converged"]
+        if type(converged) is not list or len(converged) != problem:
+            check.fail("_resume['converged']", f"must list the {problem} problems done")
+        for done in converged:
+            check.flag(done, "_resume['converged']")
+        if n is None:
+            order = resume.get("order")
+            n = order.shape[0] if isinstance(order, np.ndarray) and order.ndim == 1 else 1
+        check_epoch_loop(resume, n, "before")
+        return n
+
     def _fresh_progress(self, X):
         return {
             "rng": check_random_state(self.random_state),
@@ -200,9 +243,10 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
             for j in range(r["problem"], len(self._states)):
                 while not r["done"] and self.n_iter_[j] < self.max_iter:
                     self._gamma = float(self.gamma_guess_[j])
-                    self._max_updates = (
-                        int(np.floor(12.0 * (self.radius_ / self._gamma) ** 2)) if schedule else -1
-                    )
+                    # 12 R^2 / gamma^2 updates (past 2^62, as many as there can be)
+                    with np.errstate(over="ignore"):
+                        budget = 12.0 * np.square(np.float64(self.radius_) / self._gamma)
+                    self._max_updates = int(min(np.floor(budget), 2.0**62)) if schedule else -1
                     if r["pos"] == 0:  # a new epoch
                         r["before"] = self._states[j].n_corrections
                     within = epoch(j)

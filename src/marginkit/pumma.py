@@ -10,9 +10,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from . import _checks as check
 from . import _linear as L
 from . import _pumma as K
-from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier, _Batch, check_finite_state
+from ._base import (
+    KEEP_CORRECTIONS_DOC,
+    OnlineLinearClassifier,
+    _Batch,
+    check_epoch_loop,
+    check_fingerprint,
+    check_finite_state,
+)
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from ._pumma_engine import PairState, train_pairs
 from ._state import PNormState, _resized
@@ -60,6 +68,38 @@ class PUMMAState(PNormState):
         n = self.n_trials
         return float(self.pf[K.P_BIAS_SUM]) / n if n else 0.0
 
+    _attributes = (
+        *PNormState._attributes,
+        *("h_sigma", "h_bias", "pf", "pi", "pos_idx", "pos_val", "neg_idx", "neg_val"),
+        "newton_count",
+    )
+
+    def _check_loaded(self, where, d, p):
+        """:meth:`PNormState._check_loaded`, and PUMMA's own: the stored x+ and x-
+        (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
+        (``pi[Q_POS_ROW]`` indexes the data's slack coordinates: checked against the
+        data where a fit resumes), the scalar states ``pf`` and ``pi``."""
+        super()._check_loaded(where, d, p)
+        w = f"{where}."
+        check.array(self.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
+        pi = check.array(self.pi, w + "pi", np.int64, (K.N_QSTATE,))
+        check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
+        check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
+        check.integer(pi[K.Q_POS_ROW], w + "pi (row of x+)", -1)
+        check.integer(pi[K.Q_NEG_ROW], w + "pi (row of x-)", -1)
+        check.integer(pi[K.Q_SEEN], w + "pi (classes seen)", 0, 3)
+        check.integer(pi[K.Q_CONFLICTS], w + "pi (conflicts)", 0)
+        for name in ("pos_idx", "neg_idx"):
+            check.array(getattr(self, name), w + name, np.int64, (d,), within=(0, d))
+        for name in ("pos_val", "neg_val"):
+            check.array(getattr(self, name), w + name, np.float64, (d,), finite=True)
+        check.array(self.newton_count, w + "newton_count", np.int64, (1,), within=(0, 2**62))
+
+    def _check_rows(self, where, n):
+        """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
+        check.integer(self.pi[K.Q_POS_ROW], f"{where}.pi (row of x+)", -1, n - 1)
+        check.integer(self.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)
+
 
 def _end_of_fit(est, converged, callback):
     est._update_counts()
@@ -84,6 +124,18 @@ class _Streaming:
 
     def _n_changes(self):
         return self.n_updates_ + self.n_conflicts_
+
+    def _learned(self):
+        required, optional = super()._learned()
+        required |= {"n_epochs_", "converged_", "n_updates_", "n_conflicts_"}
+        return required, optional | {"margin_"}
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.integer(self.n_epochs_, "n_epochs_", 0)
+        check.flag(self.converged_, "converged_")
+        if hasattr(self, "margin_"):
+            check.array(self.margin_, "margin_", np.float64, (self._n_problems,))
 
     def _stream_epochs(self, stream, callback):
         done = False
@@ -208,6 +260,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     # PUMMA's bias is its own; no (x, -R) coordinate
     fit_intercept = False
+    _state_class = PUMMAState
     # the Newton solver at p = 2 too (to check the closed form against it)
     _newton_at_2 = False
 
@@ -297,6 +350,30 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         )
 
     _fit = OnlineLinearClassifier._fit_by_progress
+
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"_work", "n_newton_steps_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.instance(self._work, "_work", _Work)._check_loaded("_work", self.n_features_in_)
+
+    def _check_progress(self, resume, n):
+        names = {"fingerprint", "rng", "slacks", "pos", "done"}
+        check.attributes(resume, "_resume", names, ("order", "changes"))
+        check_fingerprint(resume["fingerprint"])
+        slacks = resume["slacks"]
+        if type(slacks) is not list or len(slacks) != self._n_problems:
+            check.fail("_resume['slacks']", f"must be a list of {self._n_problems} arrays")
+        if n is None:
+            n = slacks[0].shape[0] if isinstance(slacks[0], np.ndarray) else 0
+        for j, slack in enumerate(slacks):
+            check.array(slack, f"_resume['slacks'][{j}]", np.float64, (n,), finite=True)
+        check_epoch_loop(resume, n, "changes")
+        for j, state in enumerate(self._states):
+            state._check_rows(f"_states[{j}]", n)
+        return n
 
     def _fresh_progress(self, X):
         n = X.shape[0]
@@ -411,6 +488,21 @@ class _Work:
         self.j_index = np.zeros(2 * d + 2, dtype=np.int64)
         self.j_theta = np.zeros(2 * d + 2)
         self.j_z = np.zeros(2 * d + 2)
+
+    def _check_loaded(self, where, d):
+        """Work arrays of the sizes :func:`marginkit._pumma.pumma_pass` writes in, with
+        ``scratch`` and ``mark`` zeroed as it leaves them."""
+        w = f"{where}."
+        sizes = {"new_idx": d, "new_val": d, "scratch": d, "mark": d}
+        sizes.update({"j_index": 2 * d + 2, "j_theta": 2 * d + 2, "j_z": 2 * d + 2})
+        check.attributes(self, where, tuple(sizes))
+        for name, size in sizes.items():
+            dtype = np.int64 if name.endswith("index") or name.endswith("idx") else np.float64
+            check.array(
+                getattr(self, name), w + name, np.int8 if name == "mark" else dtype, (size,)
+            )
+        if self.scratch.any() or self.mark.any():
+            check.fail(w + "scratch", "and mark must be zeroed")
 
 
 class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
@@ -536,6 +628,24 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         }
 
     _fit = KernelOnlineClassifier._fit_by_progress
+
+    def _check_state(self):
+        state = check.instance(self._kstate, "_kstate", PairState)
+        state._check_loaded("_kstate", self.n_features_in_, self._n_problems)
+        check.equal(state.kernel.gamma, "_kstate.kernel.gamma", self.gamma_)
+
+    def _check_progress(self, resume, n):
+        names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
+        check.attributes(resume, "_resume", names, ("order", "changes"))
+        check_fingerprint(resume["fingerprint"])
+        slack = resume["slack"]
+        if n is None:
+            n = slack.shape[0] if isinstance(slack, np.ndarray) and slack.ndim == 2 else 0
+        check.array(slack, "_resume['slack']", np.float64, (n, self._n_problems), finite=True)
+        self._check_cache(resume, n)
+        check_epoch_loop(resume, n, "changes")
+        self._kstate._check_rows("_kstate", n)
+        return n
 
     def _fresh_progress(self, X):
         n, C = X.shape[0], self._n_problems
