@@ -168,3 +168,34 @@ def test_train_with_a_checkpoint_resumes(files, capsys):
     capsys.readouterr()
     assert main([*args, "--checkpoint-every", "5"]) == 2
     assert "checkpoint_every needs a checkpoint path" in _one_error_line(capsys.readouterr().err)
+
+
+def _wrong_width(schema, members):
+    from archives import set_array
+
+    set_array(schema, members, ("estimator", "_states", 0, "v"), np.zeros(2))
+
+
+def _unknown_loader(schema, members):
+    from archives import node_at
+
+    node_at(schema, "estimator")["__loader__"] = "NoSuchNode"
+
+
+@pytest.mark.parametrize("change", [_wrong_width, _unknown_loader, "deep"])
+@pytest.mark.parametrize("command", ["predict", "evaluate"])
+def test_a_crafted_model_is_one_line_and_exit_2(files, tmp_path, capsys, change, command):
+    from archives import edit, read_archive, write_archive
+
+    paths, _, _ = files
+    train = ["train", str(paths["train"]), "--estimator", "alma", "--model", str(paths["model"])]
+    assert main([*train, "--quiet"]) == 0
+    crafted = tmp_path / "crafted.skops"
+    if change == "deep":  # a schema nested 100000 deep
+        schema, members = read_archive(paths["model"])
+        write_archive(crafted, schema, members, raw_schema="[" * 100_000 + "]" * 100_000)
+    else:
+        edit(paths["model"], crafted, change, prune=False)
+    capsys.readouterr()
+    assert main([command, str(crafted), str(paths["test"])]) == 2
+    _one_error_line(capsys.readouterr().err)

@@ -431,8 +431,9 @@ def _predict(args) -> int:
         raise _UsageError(str(exc)) from None
     text = "".join(f"{label}\n" for label in labels)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+        from ._files import atomic_write
+
+        atomic_write(args.out, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -412,6 +412,8 @@ def _plot_margins(est, X, y, png, title):
     plot_margin_distribution(est, X, y, ax=ax)
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(png, dpi=100)
+    from ._files import atomic_write
+
+    atomic_write(png, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)
     return Path(png)
