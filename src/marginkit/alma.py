@@ -13,7 +13,19 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 SQRT2 = float(np.sqrt(2.0))
 
 
-class ALMAClassifier(OnlineLinearClassifier):
+class _MarginScale:
+    """``B_``, the scale of ALMA's margin threshold: a learned attribute of both forms."""
+
+    def _learned(self):
+        required, optional = super()._learned()
+        return required | {"B_"}, optional
+
+    def _check_fitted(self):
+        super()._check_fitted()
+        check.real(self.B_, "B_", positive=True)
+
+
+class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     __doc__ = f"""ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
 
     Figure 1 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -153,14 +165,6 @@ class ALMAClassifier(OnlineLinearClassifier):
 
     _normalises = True
 
-    def _learned(self):
-        required, optional = super()._learned()
-        return required | {"B_"}, optional
-
-    def _check_fitted(self):
-        super()._check_fitted()
-        check.real(self.B_, "B_", positive=True)
-
     def _resolve_p(self, d):
         if self.p == "log":
             return max(2.0, 2.0 * np.log(d))
@@ -170,7 +174,7 @@ class ALMAClassifier(OnlineLinearClassifier):
         return L.RULE_ALMA, float(self.alpha), self.B_, float(self.C), 0.0
 
 
-class KernelALMAClassifier(KernelOnlineClassifier):
+class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     """Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -303,14 +307,6 @@ class KernelALMAClassifier(KernelOnlineClassifier):
         self.verbose = verbose
 
     _normalising_rule = True
-
-    def _learned(self):
-        required, optional = super()._learned()
-        return required | {"B_"}, optional
-
-    def _check_fitted(self):
-        super()._check_fitted()
-        check.real(self.B_, "B_", positive=True)
 
     def _initialise(self, data):
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
