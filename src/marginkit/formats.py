@@ -531,6 +531,26 @@ _E_QID_MIXED = 21
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _room(idx, col, n_features, auto, line, index_limit, nnz, data, st):
+    """Whether index ``idx`` (column ``col``) can be stored as entry ``nnz``: ``_DONE`` if
+    so, else the status that stops the scan (too wide for ``n_features``, past the index
+    type, or no room left in ``data``). With ``auto``, an index equal to ``n_features``
+    is too wide only if the file turns out zero-based: its first line is noted."""
+    if n_features >= 0:
+        if auto == 1 and idx == n_features:
+            if st[_OVERLINE] == 0:
+                st[_OVERLINE] = line
+        elif col >= n_features:
+            st[_ERRA] = idx
+            return _E_WIDTH
+    if col > index_limit or nnz >= index_limit:
+        return _WIDE
+    if nnz >= data.shape[0]:
+        return _FULL_NNZ
+    return _DONE
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _is_space(c):
     """bytes.split()'s whitespace: space, \\t, \\n, \\v, \\f, \\r."""
     return c == 32 or 9 <= c <= 13
@@ -605,19 +625,8 @@ def _parse_svmlight(buf, end, options, out, work, st):
                         st[_ERRA], st[_ERRB] = idx, prev
                         break
                     col = idx - base
-                    if n_features >= 0:
-                        if auto == 1 and idx == n_features:
-                            if st[_OVERLINE] == 0:
-                                st[_OVERLINE] = line
-                        elif col >= n_features:
-                            status = _E_WIDTH
-                            st[_ERRA] = idx
-                            break
-                    if col > index_limit or nnz >= index_limit:
-                        status = _WIDE
-                        break
-                    if nnz >= data.shape[0]:
-                        status = _FULL_NNZ
+                    status = _room(idx, col, n_features, auto, line, index_limit, nnz, data, st)
+                    if status != _DONE:
                         break
                     data[nnz] = value
                     indices[nnz] = col
@@ -714,19 +723,8 @@ def _parse_svmlight(buf, end, options, out, work, st):
                 st[_ERRS], st[_ERRE], st[_ERRA] = colon + 1, t1, idx
                 break
             col = idx - base
-            if n_features >= 0:
-                if auto == 1 and idx == n_features:  # too wide only if zero-based
-                    if st[_OVERLINE] == 0:
-                        st[_OVERLINE] = line
-                elif col >= n_features:
-                    status = _E_WIDTH
-                    st[_ERRA] = idx
-                    break
-            if col > index_limit or nnz >= index_limit:
-                status = _WIDE
-                break
-            if nnz >= data.shape[0]:
-                status = _FULL_NNZ
+            status = _room(idx, col, n_features, auto, line, index_limit, nnz, data, st)
+            if status != _DONE:
                 break
             if code == _NUMBER_PYTHON:
                 if npend >= pending.shape[0]:
