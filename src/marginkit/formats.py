@@ -271,6 +271,38 @@ def _underscore_ok(buf, s, e, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _digits(buf, s, e, i, frac, mant, nd, exp10, inexact, any_digit):
+    """The digits of a number's integer part (``frac`` False) or fraction from ``i``:
+    up to 18 significant ones into ``mant``, the power of ten in ``exp10``, ``inexact``
+    when a non-zero digit did not fit. Returns the position after them (-1 for a
+    misplaced underscore) and the updated ``mant, nd, exp10, inexact, any_digit``."""
+    while i < e:
+        c = buf[i]
+        if _is_digit(c):
+            any_digit = True
+            if nd > 0 or c != 48:
+                if nd < 18:
+                    mant = mant * 10 + (c - 48)
+                    nd += 1
+                    if frac:
+                        exp10 -= 1
+                else:
+                    if not frac:
+                        exp10 += 1
+                    if c != 48:
+                        inexact = True
+            elif frac:
+                exp10 -= 1
+        elif c == 95:
+            if not _underscore_ok(buf, s, e, i):
+                return -1, mant, nd, exp10, inexact, any_digit
+        else:
+            break
+        i += 1
+    return i, mant, nd, exp10, inexact, any_digit
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _parse_float(buf, s, e, scratch, endp):
     """``float(buf[s:e])`` as Python computes it: ``(code, value)``.
 
@@ -304,50 +336,13 @@ def _parse_float(buf, s, e, scratch, endp):
                             return _NUMBER_BAD, 0.0
                 return _NUMBER_OK, -np.inf if neg else np.inf
         return _NUMBER_BAD, 0.0
-    mant = 0
-    nd = 0  # significant digits held in mant (at most 18)
-    exp10 = 0
-    inexact = False  # a non-zero digit did not fit in mant
-    any_digit = False
-    while i < e:
-        c = buf[i]
-        if _is_digit(c):
-            any_digit = True
-            if nd > 0 or c != 48:
-                if nd < 18:
-                    mant = mant * 10 + (c - 48)
-                    nd += 1
-                else:
-                    exp10 += 1
-                    if c != 48:
-                        inexact = True
-        elif c == 95:
-            if not _underscore_ok(buf, s, e, i):
-                return _NUMBER_BAD, 0.0
-        else:
-            break
-        i += 1
-    if i < e and buf[i] == 46:  # .
-        i += 1
-        while i < e:
-            c = buf[i]
-            if _is_digit(c):
-                any_digit = True
-                if nd > 0 or c != 48:
-                    if nd < 18:
-                        mant = mant * 10 + (c - 48)
-                        nd += 1
-                        exp10 -= 1
-                    elif c != 48:
-                        inexact = True
-                else:
-                    exp10 -= 1
-            elif c == 95:
-                if not _underscore_ok(buf, s, e, i):
-                    return _NUMBER_BAD, 0.0
-            else:
-                break
-            i += 1
+    i, mant, nd, exp10, inexact, any_digit = _digits(buf, s, e, i, False, 0, 0, 0, False, False)
+    if i >= 0 and i < e and buf[i] == 46:  # .
+        i, mant, nd, exp10, inexact, any_digit = _digits(
+            buf, s, e, i + 1, True, mant, nd, exp10, inexact, any_digit
+        )
+    if i < 0:
+        return _NUMBER_BAD, 0.0
     if not any_digit:
         return _NUMBER_BAD, 0.0
     if i < e and (buf[i] == 101 or buf[i] == 69):  # e E
