@@ -500,14 +500,7 @@ def replay_columns(log, first, stop, v, column, p, G, norms):
         row = G[k - first]
         total = 0.0
         for j in range(m):
-            a = v[j]
-            if p == 2.0:
-                t = a
-            elif a == 0.0:
-                t = 0.0
-            else:
-                t = power(abs(a), p - 1.0)
-                t = t if a > 0.0 else -t
+            t = _g_of(v[j], p)
             row[j] = t
             total += t * t
         norms[k - first] = np.sqrt(total)
