@@ -1,7 +1,12 @@
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+# scikit-learn's array API dispatch (test_array_api.py) requires scipy's flag, which scipy
+# reads when first imported: set here, before any test module imports it
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

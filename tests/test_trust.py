@@ -484,7 +484,12 @@ CASES = [
         r"_kstate\.kernel must be of type Kernel, got str",
     ),
     ("kalma", value(("_kstate", "n_problems"), 4), r"_kstate\.n_problems must be 3, got 4"),
-    ("kalma", to(("_kstate", "inv"), _longer), r"_kstate\.inv must have shape"),
+    ("kalma", to(("_kstate", "store", "inv"), _longer), r"_kstate\.store\.inv must have shape"),
+    (
+        "kpumma",
+        item(("_kstate", "NEG", "sq"), 0, np.nan),
+        r"_kstate\.NEG\.sq holds values that are not finite",
+    ),
     ("kalma", item(("_kstate", "index"), 0, -1), r"_kstate\.index holds -1, outside"),
     ("kalma", item(("_kstate", "A"), 0, np.inf), r"_kstate\.A holds values that are not finite"),
     ("kalma", to(("_kstate", "mask"), lambda a: a.astype(np.int8)), r"_kstate\.mask must be an"),

@@ -25,6 +25,7 @@ from tqdm.auto import tqdm
 
 from . import _checks as check
 from . import _linear as L
+from ._arrays import answers_in_namespace, namespace, on_host, to_numpy
 from ._state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 from .persistence import UntrustedFileError, trusted_type
@@ -476,24 +477,26 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return self._partial_fit(X, y, classes)
 
     # -- validation ----------------------------------------------------------------
-    def _validate_X(self, X, reset):
+    def _validate_X(self, X, reset, dtype=np.float64, keep=False):
+        """X validated, float64 and on the host; with ``keep``, in its namespace, on its
+        device and in ``dtype`` (the kernel estimators under array API dispatch)."""
         X = validate_data(
             self,
-            X,
+            X if keep else on_host(X),
             accept_sparse="csr",
-            dtype=np.float64,
+            dtype=dtype,
             order="C",
             reset=reset,
         )
         return self._check_magnitude(_canonical(X))
 
-    def _validate_Xy(self, X, y, reset):
+    def _validate_Xy(self, X, y, reset, dtype=np.float64, keep=False):
         X, y = validate_data(
             self,
-            X,
-            y,
+            X if keep else on_host(X),
+            on_host(y),
             accept_sparse="csr",
-            dtype=np.float64,
+            dtype=dtype,
             order="C",
             reset=reset,
         )
@@ -583,11 +586,19 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return self._passes(X, y, [np.arange(X.shape[0])], None)
 
     def predict(self, X):
-        """Class labels: sign for two classes, argmax of the outputs otherwise."""
+        """Class labels: sign for two classes, argmax of the outputs otherwise.
+
+        Under array API dispatch, labels of a numeric type come back in the namespace
+        and on the device of ``X``, as its decision values do."""
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[scores.argmax(axis=1)]
+        xp, device = namespace(scores)
+        if xp is None:
+            if scores.ndim == 1:
+                return self.classes_[(scores > 0).astype(int)]
+            return self.classes_[scores.argmax(axis=1)]
+        best = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
+        labels = self.classes_[to_numpy(best)]
+        return xp.asarray(labels, device=device) if labels.dtype.kind in "biuf" else labels
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -774,6 +785,7 @@ class OnlineLinearClassifier(OnlineClassifier):
             )
         return self._split(self._weights())[1]
 
+    @answers_in_namespace
     def decision_function(self, X):
         """Scores of the ``output`` hypothesis; positive means ``classes_[1]``.
 
@@ -806,7 +818,7 @@ class OnlineLinearClassifier(OnlineClassifier):
 def _fingerprint(X, y):
     """A digest of the training data, to tell a checkpoint's data from other data."""
     digest = hashlib.sha256()
-    arrays = [X.data, X.indices, X.indptr] if sp.issparse(X) else [X]
+    arrays = [X.data, X.indices, X.indptr] if sp.issparse(X) else [to_numpy(X)]
     for a in [*arrays, np.asarray(y).astype(str)]:
         digest.update(np.ascontiguousarray(a).tobytes())
     digest.update(repr(X.shape).encode())

@@ -36,6 +36,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _checks as check
+from ._arrays import HOST, Device, Host, to_numpy
 from ._kernels import Kernel
 from ._linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 from .persistence import trusted_type
@@ -218,23 +219,64 @@ def _forget(
 
 @trusted_type
 class RowStore:
-    """A growing store of rows (dense, or CSR for sparse input), sliced without copies."""
+    """A growing store of rows with their kernel norms, sliced without copies.
 
-    def __init__(self, n_features, sparse, capacity=256):
+    Dense rows live on the products' backend (:mod:`marginkit._arrays`: the host, or
+    the device of the data under array API dispatch), sparse ones on the host as CSR.
+    ``inv[j]`` is ``1 / sqrt(K(x_j, x_j))`` (or the 0 / 1 of an unnormalised rule),
+    ``sq[j]`` is ``||x_j||^2`` (0 where the kernel needs no norms). A saved store holds
+    host float64 arrays; :meth:`to` moves it to where the next call's data are.
+    """
+
+    def __init__(self, n_features, sparse, capacity=256, backend=None):
         self.n_features = n_features
         self.sparse = sparse
         self.n = 0
+        bk = HOST if backend is None or sparse else backend
+        if not bk.same(HOST):
+            self._backend = bk
         if sparse:
             self.indptr = np.zeros(capacity + 1, dtype=np.int64)
             self.indices = np.zeros(capacity * 8, dtype=np.int32)
             self.data = np.zeros(capacity * 8)
         else:
-            self.rows = np.zeros((capacity, n_features))
+            self.rows = bk.zeros((capacity, n_features))
+        self.inv = bk.zeros(capacity)
+        self.sq = bk.zeros(capacity)
 
-    def append(self, X):
+    @property
+    def backend(self):
+        return self.__dict__.get("_backend", HOST)
+
+    def to(self, backend):
+        """Move the store to ``backend`` (sparse stores stay on the host)."""
+        if self.sparse or backend.same(self.backend):
+            return self
+        n = self.n
+        if not self.sparse:
+            self.rows = _moved(self.rows[:n, :], backend)
+        self.inv = _moved(self.inv[:n], backend)
+        self.sq = _moved(self.sq[:n], backend)
+        if backend.same(HOST):
+            self.__dict__.pop("_backend", None)
+        else:
+            self._backend = backend
+        return self
+
+    def append(self, X, inv, sq=None):
         m = X.shape[0]
         if m == 0:
             return
+        bk = self.backend
+        if self.n + m > self.inv.shape[0]:
+            cap = max(2 * self.inv.shape[0], self.n + m)
+            self.inv = _grown(self.inv, self.n, (cap,), bk)
+            self.sq = _grown(self.sq, self.n, (cap,), bk)
+            if not self.sparse:
+                self.rows = _grown(self.rows, self.n, (cap, self.n_features), bk)
+        self.inv[self.n : self.n + m] = inv
+        if sq is not None:
+            self.sq[self.n : self.n + m] = sq
         if self.sparse:
             X = sp.csr_matrix(X)
             need_rows = self.n + m + 1
@@ -249,73 +291,203 @@ class RowStore:
             self.data[nnz0:need] = X.data
             self.indptr[self.n + 1 : self.n + m + 1] = nnz0 + X.indptr[1:]
         else:
-            if self.n + m > self.rows.shape[0]:
-                cap = max(2 * self.rows.shape[0], self.n + m)
-                rows = np.zeros((cap, self.n_features))
-                rows[: self.n] = self.rows[: self.n]
-                self.rows = rows
-            self.rows[self.n : self.n + m] = X
+            self.rows[self.n : self.n + m, :] = X
         self.n += m
 
     def __getstate__(self):
-        """The rows stored, without the spare room (saved models hold no more)."""
+        """The rows stored, on the host in float64, without the spare room (saved models
+        hold no more)."""
         state = dict(self.__dict__)
+        state.pop("_backend", None)
+        n = self.n
         if self.sparse:
-            state["indptr"] = self.indptr[: self.n + 1].copy()
-            state["indices"] = self.indices[: self.indptr[self.n]].copy()
-            state["data"] = self.data[: self.indptr[self.n]].copy()
+            state["indptr"] = self.indptr[: n + 1].copy()
+            state["indices"] = self.indices[: self.indptr[n]].copy()
+            state["data"] = self.data[: self.indptr[n]].copy()
         else:
-            state["rows"] = self.rows[: self.n].copy()
+            state["rows"] = np.array(to_numpy(self.rows[:n, :]), dtype=np.float64)
+        state["inv"] = np.array(to_numpy(self.inv[:n]), dtype=np.float64)
+        state["sq"] = np.array(to_numpy(self.sq[:n]), dtype=np.float64)
         return state
 
     def _check_loaded(self, where, n_features):
-        """The rows as saved: ``n`` rows of ``n_features`` finite values; for sparse rows,
-        a CSR structure whose pointers rise from 0 to the non-zeros and whose column
-        indices are sorted in each row and less than ``n_features`` (scipy's products
-        follow them unchecked)."""
+        """The rows as saved: ``n`` rows of ``n_features`` finite values and their norms;
+        for sparse rows, a CSR structure whose pointers rise from 0 to the non-zeros and
+        whose column indices are sorted in each row and less than ``n_features``
+        (scipy's products follow them unchecked)."""
         w = f"{where}."
         check.equal(
             check.integer(self.n_features, w + "n_features", 1), w + "n_features", n_features
         )
         n = check.integer(self.n, w + "n", 0)
+        common = ("n_features", "sparse", "n", "inv", "sq")
         if not check.flag(self.sparse, w + "sparse"):
-            check.attributes(self, where, ("n_features", "sparse", "n", "rows"))
+            check.attributes(self, where, (*common, "rows"))
             check.array(self.rows, w + "rows", np.float64, (n, n_features), finite=True)
-            return
-        check.attributes(self, where, ("n_features", "sparse", "n", "indptr", "indices", "data"))
-        indptr = check.array(self.indptr, w + "indptr", np.int64, (n + 1,))
-        if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
-            check.fail(w + "indptr", "must rise from 0")
-        nnz = int(indptr[-1])
-        indices = check.array(
-            self.indices, w + "indices", np.int32, (nnz,), within=(0, n_features)
-        )
-        check.array(self.data, w + "data", np.float64, (nnz,), finite=True)
-        rising = np.diff(indices) > 0
-        ends = indptr[1:-1]
-        rising[ends[(ends > 0) & (ends < nnz)] - 1] = True  # from one row to the next
-        if not rising.all():
-            check.fail(w + "indices", "must be sorted within each row, without repeats")
+        else:
+            check.attributes(self, where, (*common, "indptr", "indices", "data"))
+            indptr = check.array(self.indptr, w + "indptr", np.int64, (n + 1,))
+            if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
+                check.fail(w + "indptr", "must rise from 0")
+            nnz = int(indptr[-1])
+            indices = check.array(
+                self.indices, w + "indices", np.int32, (nnz,), within=(0, n_features)
+            )
+            check.array(self.data, w + "data", np.float64, (nnz,), finite=True)
+            rising = np.diff(indices) > 0
+            ends = indptr[1:-1]
+            rising[ends[(ends > 0) & (ends < nnz)] - 1] = True  # from one row to the next
+            if not rising.all():
+                check.fail(w + "indices", "must be sorted within each row, without repeats")
+        for name in ("inv", "sq"):
+            check.array(getattr(self, name), w + name, np.float64, (n,), finite=True)
 
     def view(self, lo, hi):
         if not self.sparse:
-            return self.rows[lo:hi]
+            return self.rows[lo:hi, :]
         a, z = self.indptr[lo], self.indptr[hi]
         return sp.csr_matrix(
             (self.data[a:z], self.indices[a:z], self.indptr[lo : hi + 1] - a),
             shape=(hi - lo, self.n_features),
         )
 
+    def norms(self, lo, hi):
+        """``(inv, sq)`` of rows lo..hi-1."""
+        return self.inv[lo:hi], self.sq[lo:hi]
+
+    def rows_copy(self, lo, hi):
+        """A copy of rows lo..hi-1, in the store's namespace."""
+        rows = self.view(lo, hi)
+        if sp.issparse(rows) or isinstance(rows, np.ndarray):
+            return rows.copy()
+        return self.backend.xp.asarray(rows, copy=True)
+
+
+def _grown(a, n, shape, backend):
+    out = backend.zeros(shape)
+    out[:n, ...] = a[:n, ...]
+    return out
+
+
+def _moved(a, target):
+    """``a`` as an array of ``target``, by way of the host (stores move rarely: a model
+    loaded from a file, or used with data of another device or dtype)."""
+    host = np.ascontiguousarray(to_numpy(a))
+    return np.array(host, dtype=target.dtype) if isinstance(target, Host) else target.asarray(host)
+
+
+class Instances:
+    """The rows of one call (training or prediction) where its products are made.
+
+    ``inv`` (``1 / sqrt(K(x, x))``, or the 0 / 1 of a rule that does not normalise) is
+    kept on the host, where the walk reads it, and on the backend with ``sq``
+    (``||x||^2``, None when the kernel needs no norms), where the products do.
+    """
+
+    def __init__(self, X, inv, sq, backend):
+        self.X = X
+        self.backend = backend
+        self.inv = inv
+        self.inv_dev = backend.asarray(inv)
+        self.sq_dev = None if sq is None else backend.asarray(sq)
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    def block(self, rows):
+        """``(X, inv on the host, inv, sq)`` of ``rows`` (the last two on the backend)."""
+        bk = self.backend
+        idx = bk.index(rows) if isinstance(bk, Device) else rows
+        take = bk.xp.take
+        sq = None if self.sq_dev is None else take(self.sq_dev, idx, axis=0)
+        return bk.take(self.X, rows), self.inv[rows], take(self.inv_dev, idx, axis=0), sq
+
+    def chunks(self, step):
+        """``(lo, hi, X, inv, sq)`` of consecutive rows, ``step`` at a time."""
+        for lo in range(0, self.n, step):
+            hi = min(self.n, lo + step)
+            sq = None if self.sq_dev is None else self.sq_dev[lo:hi]
+            yield lo, hi, self.X[lo:hi, :], self.inv_dev[lo:hi], sq
+
 
 def trimmed(obj, rows, names):
     """``obj.__dict__`` with the arrays ``names`` cut to their first ``rows`` rows, and
-    ``hcount`` to ``rows + 1``: what a growing per-support-vector state has used."""
+    ``hcount`` to ``rows + 1``: what a growing per-support-vector state has used. The
+    coefficients' copy on a device (:class:`Coefficients`) is not saved."""
     state = dict(obj.__dict__)
+    state.pop("_mirror", None)
     for name in names:
         if state.get(name) is not None:
             state[name] = state[name][:rows].copy()
     state["hcount"] = obj.hcount[: rows + 1].copy()
     return state
+
+
+class Coefficients:
+    """The coefficients ``A`` (m x C, on the host, where the walk changes them) as an
+    array of the products' backend: ``A`` itself on the host in float64, else a copy,
+    extended by the rows each block appends and made anew after anything changed older
+    rows (a fold of the scale, a hypothesis forgotten)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.array = None
+        self.rows = 0
+
+    @staticmethod
+    def of(state, backend):
+        """The copy kept on ``state`` for ``backend`` (one at a time)."""
+        mirror = state.__dict__.get("_mirror")
+        if mirror is None or not mirror.backend.same(backend):
+            mirror = state._mirror = Coefficients(backend)
+        return mirror
+
+    def stale(self):
+        self.array = None
+
+    def view(self, A, lo, hi):
+        bk = self.backend
+        if isinstance(bk, Host) and bk.dtype == np.float64:
+            return A[lo:hi]
+        if self.array is None:
+            self.array, self.rows = bk.asarray(A[:hi]), hi
+        elif self.rows < hi:
+            self.array = bk.concat([self.array, bk.asarray(A[self.rows : hi])])
+            self.rows = hi
+        return self.array[lo:hi, :]
+
+
+def vote(K, V, mask, reset, hcount, trials, backend, beta=None, out=None):
+    """``sum_k c_k sign(w_k . x)`` of every problem: K (n x m, on the backend) holds
+    the kernel rows of the points against the stored vectors; prefix sums of
+    ``V[j, c] K[:, j]`` along the insertion order give every ``w_k . x`` up to its
+    positive scale (``beta``: the bias of each hypothesis, in the same units). A
+    hypothesis that started afresh at correction r (``reset``) sums from r on.
+
+    Returns the (n, C) votes divided by ``trials``, on the backend.
+    """
+    xp = backend.xp
+    n, C = K.shape[0], mask.shape[1]
+    cols = []
+    for c in range(C):
+        idx = np.flatnonzero(mask[:, c])
+        if idx.size == 0:
+            cols.append(backend.zeros((n,)))
+            continue
+        prefix = xp.cumulative_sum(
+            backend.take_columns(K, idx) * backend.asarray(V[idx, c])[None, :], axis=1
+        )
+        fresh = reset[idx, c]
+        if fresh[1:].any():
+            start = np.maximum.accumulate(np.where(fresh, np.arange(idx.size), 0))
+            before = backend.take_columns(prefix, np.where(start > 0, start - 1, 0))
+            prefix = prefix - backend.where_columns(before, start > 0)
+        if beta is not None:
+            prefix = prefix + backend.asarray(beta[idx, c])[None, :]
+        counts = backend.asarray(hcount[1 : idx.size + 1, c])
+        cols.append(xp.sign(prefix) @ counts / trials)
+    return xp.stack(cols, axis=1)
 
 
 def check_problems(state, where, m, C, floats):
@@ -351,13 +523,11 @@ def _grow(a, need):
 class KernelState:
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
-    def __init__(self, n_features, n_problems, sparse, kernel, forgets=False):
+    def __init__(self, n_features, n_problems, sparse, kernel, forgets=False, backend=None):
         self.kernel = kernel
         self.n_problems = n_problems
-        self.store = RowStore(n_features, sparse)
+        self.store = RowStore(n_features, sparse, backend=backend)
         cap = 256
-        self.inv = np.zeros(cap)  # 1 / sqrt(K(x_j, x_j))
-        self.sq = np.zeros(cap)  # ||x_j||^2 (Gaussian kernels)
         self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
         self.A = np.zeros((cap, n_problems))
         self.T_ins = np.zeros((cap, n_problems))
@@ -377,7 +547,7 @@ class KernelState:
         self.n_kernel_evals = 0  # kernel entries computed in training
 
     #: arrays with a row per support vector (``hcount``: one more)
-    _per_vector = ("inv", "sq", "index", "A", "T_ins", "acc", "mask", "reset", "V")
+    _per_vector = ("index", "A", "T_ins", "acc", "mask", "reset", "V")
 
     def _check_loaded(self, where, n_features, n_problems, forgets):
         """The support vectors and every array per support vector (``m`` rows) and per
@@ -392,8 +562,6 @@ class KernelState:
         C = check.equal(self.n_problems, w + "n_problems", n_problems)
         check.instance(self.store, w + "store", RowStore)._check_loaded(w + "store", n_features)
         m = self.store.n
-        for name in ("inv", "sq"):
-            check.array(getattr(self, name), w + name, np.float64, (m,), finite=True)
         check.array(self.index, w + "index", np.int64, (m,), within=(0, 2**62))
         for name in ("A", "T_ins", "acc"):
             check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
@@ -452,6 +620,13 @@ class KernelState:
         for a, _, _, _ in extra:
             a *= f
         self.s[c] = 1.0
+        self.coefficients_changed()
+
+    def coefficients_changed(self):
+        """Older coefficients changed: a device's copy of them is made anew."""
+        mirror = self.__dict__.get("_mirror")
+        if mirror is not None:
+            mirror.stale()
 
     # -- outputs ---------------------------------------------------------------------
     def coefficients(self, output):
@@ -462,57 +637,53 @@ class KernelState:
         total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
         return total / max(self.n_trials, 1)
 
-    def kernel_rows(self, X, inv_x, sq_x, max_elems=1 << 24):
+    def kernel_rows(self, data, max_elems=1 << 24):
         """Yield ``(lo, hi, K_hat(X[lo:hi], SV))`` in chunks of at most ``max_elems``."""
         m = self.m
-        sv = self.store.view(0, m)
+        store = self.store.to(data.backend)
+        sv = store.view(0, m)
+        inv, sq = store.norms(0, m)
         step = max(1, max_elems // max(m, 1))
-        for lo in range(0, X.shape[0], step):
-            hi = min(X.shape[0], lo + step)
-            yield (
-                lo,
-                hi,
-                self.kernel.normalised(
-                    X[lo:hi],
-                    sv,
-                    inv_x[lo:hi],
-                    self.inv[:m],
-                    None if sq_x is None else sq_x[lo:hi],
-                    self.sq[:m] if self.kernel.needs_norms else None,
-                ),
+        for lo, hi, X, inv_x, sq_x in data.chunks(step):
+            K = self.kernel.normalised(
+                X, sv, inv_x, inv, sq_x, sq if self.kernel.needs_norms else None, data.backend
             )
+            yield lo, hi, K
 
-    def scores(self, X, inv_x, sq_x, output):
-        """Decision values (n, C) of the ``last``, ``avg`` or ``voted`` hypothesis."""
-        n = X.shape[0]
-        out = np.zeros((n, self.n_problems))
-        if self.m == 0:
-            return out
-        if output != "voted":
-            coef = self.coefficients(output)
-            for lo, hi, K in self.kernel_rows(X, inv_x, sq_x):
-                out[lo:hi] = K @ coef
-            return out
-        trials = max(self.n_trials, 1)
-        V = self.A if self.V is None else self.V
-        for lo, hi, K in self.kernel_rows(X, inv_x, sq_x):
-            for c in range(self.n_problems):
-                idx = np.flatnonzero(self.mask[: self.m, c])
-                if idx.size == 0:
-                    continue
-                prefix = np.cumsum(K[:, idx] * V[idx, c], axis=1)
-                fresh = self.reset[idx, c]
-                if fresh[1:].any():
-                    # a hypothesis that started afresh at correction r sums from r on
-                    start = np.maximum.accumulate(np.where(fresh, np.arange(idx.size), 0))
-                    before = np.where(start > 0, start - 1, 0)
-                    prefix = prefix - np.where(start > 0, prefix[:, before], 0.0)
-                counts = self.hcount[1 : idx.size + 1, c].astype(float)
-                out[lo:hi, c] = np.sign(prefix) @ counts / trials
-        return out
+    def scores(self, data, output):
+        """Decision values (n, C) of the ``last``, ``avg`` or ``voted`` hypothesis, on
+        the backend of ``data`` (:class:`Instances`)."""
+        return outputs(self, data, output, lambda out: (self.coefficients(out), None), None)
 
 
-def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=None, offset=0):
+def outputs(state, data, output, coefficients, beta):
+    """The (n, C) decision values of a kernel state (:class:`KernelState`, or kernel
+    PUMMA's pairs) over ``data``: ``coefficients(output)`` give the last and averaged
+    hypotheses as ``(coef, intercept or None)``; the vote is :func:`vote`."""
+    bk = data.backend
+    m = state.m
+    parts = []
+    if m == 0 or output != "voted":
+        coef, intercept = coefficients("last" if output == "voted" else output)
+        if intercept is None or output == "voted":
+            intercept = np.zeros(state.n_problems)
+        intercept = bk.asarray(intercept)[None, :]
+        if m == 0:
+            return bk.zeros((data.n, state.n_problems)) + intercept
+        coef = bk.asarray(coef)
+        for _, _, K in state.kernel_rows(data):
+            parts.append(K @ coef + intercept)
+    else:
+        trials = max(state.n_trials, 1)
+        V = state.A if state.V is None else state.V
+        for _, _, K in state.kernel_rows(data):
+            parts.append(
+                vote(K, V[:m], state.mask[:m], state.reset[:m], state.hcount, trials, bk, beta)
+            )
+    return parts[0] if len(parts) == 1 else bk.concat(parts)
+
+
+def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
     """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
 
     ``offset`` is the position of ``order[0]`` in the pass (for a pass made in pieces).
@@ -520,8 +691,8 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
     Parameters
     ----------
     state : KernelState
-    X : ndarray or CSR matrix
-    inv_x, sq_x : 1 / sqrt(K(x, x)) and ||x||^2 of every row of X (sq_x may be None)
+    data : Instances
+        The rows, where their products are made, with their norms.
     Y : (n, C) array of +1 / -1 targets
     order : int array, the rows of X in presentation order
     params : dict with alpha, B, C, block_size, fold_below
@@ -534,12 +705,13 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
     b_max, fold_below = params["block_size"], params["fold_below"]
     kernel = state.kernel
     n_problems = state.n_problems
+    bk = data.backend
+    store = state.store.to(bk)
+    coef = Coefficients.of(state, bk)
     for lo in range(0, order.shape[0], b_max):
         rows = order[lo : lo + b_max]
         b = rows.shape[0]
-        Xb = X[rows]
-        inv_b = inv_x[rows]
-        sq_b = None if sq_x is None else sq_x[rows]
+        Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b)
         F = np.zeros((b, n_problems))
@@ -551,22 +723,24 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
             first = None
             col0 = 0
         if m0 > col0:
+            inv_s, sq_s = store.norms(col0, m0)
             K = kernel.normalised(
                 Xb,
-                state.store.view(col0, m0),
-                inv_b,
-                state.inv[col0:m0],
-                sq_b,
-                state.sq[col0:m0] if kernel.needs_norms else None,
+                store.view(col0, m0),
+                inv_bd,
+                inv_s,
+                sq_bd,
+                sq_s if kernel.needs_norms else None,
+                bk,
             )
             if first is not None and (first > col0).any():
-                K[np.arange(m0 - col0)[None, :] < (first - col0)[:, None]] = 0.0
-            F = K @ state.A[col0:m0]
+                K = bk.zero_before(K, first - col0)
+            F = bk.host(K @ coef.view(state.A, col0, m0))
             state.n_kernel_evals += b * (m0 - col0)
         if first is not None:
             known = first > 0
             F[known] += P[rows[known]]
-        Gb = kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
+        Gb = bk.host(kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
         state.n_kernel_evals += b * b
         new_a = np.zeros((b, n_problems))
         new_v = new_a if state.V is None else np.zeros((b, n_problems))
@@ -616,6 +790,8 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
                 if state.V is not None:
                     views.append(new_v[:pos, c])
                 state.fold(c, views, extra)
+        if new_reset.any():
+            state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
         for c in range(n_problems):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
                 state.flush(c, [(new_a[:, c], new_t[:, c], new_acc[:, c], new_mask[:, c])])
@@ -630,10 +806,12 @@ def train_blocks(state, X, inv_x, sq_x, Y, order, params, cache=None, progress=N
         if n_new:
             sv_rows = np.flatnonzero(is_sv)
             m1 = m0 + n_new
-            state.store.append(Xb[sv_rows])
-            state.inv[m0:m1] = inv_b[sv_rows]
-            if sq_b is not None:
-                state.sq[m0:m1] = sq_b[sv_rows]
+            take = bk.index(sv_rows)
+            store.append(
+                bk.take(Xb, sv_rows),
+                bk.xp.take(inv_bd, take, axis=0),
+                None if sq_bd is None else bk.xp.take(sq_bd, take, axis=0),
+            )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
             state.A[m0:m1] = new_a[sv_rows]
             state.T_ins[m0:m1] = new_t[sv_rows]

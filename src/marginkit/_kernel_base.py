@@ -9,9 +9,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from . import _linear as L
+from ._arrays import backend_of, namespace, to_numpy
 from ._base import OnlineClassifier
-from ._engine import FOLD_BELOW, KernelState, train_blocks
-from ._kernels import KERNELS, Kernel, inverse_sqrt, squared_norms
+from ._engine import FOLD_BELOW, Instances, KernelState, train_blocks
+from ._kernels import KERNELS, Kernel, inverse_sqrt
 
 KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
         As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
@@ -127,7 +128,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
 
     def _check_magnitude(self, X):
-        # the kernel's own values are checked where they are computed (_instance_norms)
+        # the kernel's own values are checked where they are computed (_instances)
         return X
 
     def _new_state(self, data, kernel):
@@ -135,13 +136,43 @@ class KernelOnlineClassifier(OnlineClassifier):
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         return KernelState(data.n_features, self._n_problems, data.sparse, kernel, forgets=forgets)
 
-    def _instance_norms(self, X):
-        """(1 / sqrt(K(x, x)), ||x||^2 or None), with a clear error on overflow."""
+    # -- where the products are made -------------------------------------------------
+    def _validate_X(self, X, reset):
+        return super()._validate_X(X, reset, **self._dtype_of(X))
+
+    def _validate_Xy(self, X, y, reset):
+        return super()._validate_Xy(X, to_numpy(y), reset, **self._dtype_of(X))
+
+    @staticmethod
+    def _dtype_of(X):
+        """Under array API dispatch, the arrays stay in their namespace and on their
+        device, and float32 stays float32 (what the products then compute in); without
+        it, everything is float64 numpy, as for the linear estimators."""
+        from sklearn import get_config
+
+        if not get_config()["array_api_dispatch"] or sp.issparse(X):
+            return {}
+        xp, _ = namespace(X)
+        if xp is None:
+            return {"dtype": [np.float64, np.float32], "keep": True}
+        return {"dtype": [xp.float64, xp.float32], "keep": True}
+
+    def _instances(self, X):
+        """The rows of X where their products are made (:class:`Instances`: the host,
+        or the device of X under dispatch), with their norms; a clear error when the
+        kernel overflows on them."""
         kernel = self._kstate.kernel
+        backend = backend_of(X)
         # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
         needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
-        sq = squared_norms(X) if needs_sq else None
-        diag = kernel.diagonal(X, sq)
+        sq_dev = backend.squared_norms(X) if needs_sq else None
+        sq = None if sq_dev is None else backend.host(sq_dev)
+        inv = self._inverse_norms(X, kernel.diagonal(X, sq, backend), sq)
+        return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend)
+
+    def _inverse_norms(self, X, diag, sq):
+        """1 / sqrt(K(x, x)) (or 1, 0 where K(x, x) = 0, for a rule that does not
+        normalise), with a clear error on overflow."""
         bad = ~np.isfinite(diag)
         if sq is not None:
             bad |= ~np.isfinite(sq)
@@ -157,18 +188,18 @@ class KernelOnlineClassifier(OnlineClassifier):
                 "positive semi-definite with these parameters."
             )
         if self._normalises:
-            return inverse_sqrt(diag), sq
+            return inverse_sqrt(diag)
         if diag.size and diag.max() > self.MAX_SQUARED_NORM:
             raise ValueError(
                 f"The kernel values are too large for {type(self).__name__}: K(x, x) reaches "
                 f"{diag.max():.3g}, and sums of such values overflow float64. Lower degree or "
                 "gamma, scale the features, or set normalize=True."
             )
-        return (diag > 0).astype(np.float64), sq
+        return (diag > 0).astype(np.float64)
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate
-        inv, sq = self._instance_norms(X)
+        data = self._instances(X)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
         cache = None
@@ -199,7 +230,7 @@ class KernelOnlineClassifier(OnlineClassifier):
                 while lo < n:
                     hi = min(n, lo + step)
                     train_blocks(
-                        state, X, inv, sq, Y, order[lo:hi], params, cache, bar.update, offset=lo
+                        state, data, Y, order[lo:hi], params, cache, bar.update, offset=lo
                     )
                     lo = hi
                     self._update_counts()
@@ -249,9 +280,9 @@ class KernelOnlineClassifier(OnlineClassifier):
         check_is_fitted(self, "_kstate")
         self._validate_params()
         X = self._validate_X(X, reset=False)
-        inv, sq = self._instance_norms(X)
-        scores = self._kstate.scores(X, inv, sq, self.output)
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        data = self._instances(X)
+        scores = self._kstate.scores(data, self.output)
+        return data.backend.xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
 
     @property
     def support_(self):
@@ -260,8 +291,10 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     @property
     def support_vectors_(self):
+        """The support vectors, where the model is (the device of the last data it saw
+        under dispatch)."""
         check_is_fitted(self, "_kstate")
-        return self._kstate.store.view(0, self._kstate.m).copy()
+        return self._kstate.store.rows_copy(0, self._kstate.m)
 
     @property
     def dual_coef_(self):

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from . import _checks as check
+from ._arrays import HOST, Host
 from ._linear import power
 from .persistence import trusted_type
 
@@ -57,13 +58,6 @@ def product_operands(A, B):
     return A, B
 
 
-def squared_norms(X):
-    """||x||^2 of every row (dense or sparse)."""
-    if sp.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
-
-
 @trusted_type
 class Kernel:
     """A kernel with resolved parameters; picklable (holds no compiled object).
@@ -96,35 +90,39 @@ class Kernel:
     def needs_norms(self):
         return self.kernel in ("rbf", "poly_rbf")
 
-    def diagonal(self, X, sq=None):
-        """K(x, x) for every row of X."""
+    def diagonal(self, X, sq=None, backend=None):
+        """K(x, x) for every row of X, on the host (float64); ``sq``: ||x||^2 there."""
         k = self.kernel
+        n = X.shape[0]
         if callable(k):
-            return self._callable_diagonal(X)
+            return self._callable_diagonal(X, backend)
         if k == "linear":
-            return squared_norms(X) if sq is None else sq
+            return sq
         if k == "poly":
-            sq = squared_norms(X) if sq is None else sq
             with np.errstate(over="ignore", invalid="ignore"):
                 return (self.gamma * sq + self.coef0) ** self.degree
         if k == "rbf":
-            return np.ones(X.shape[0])
-        return np.full(X.shape[0], (self.coef0 + 1.0) ** self.degree)
+            return np.ones(n)
+        return np.full(n, (self.coef0 + 1.0) ** self.degree)
 
-    def _callable_diagonal(self, X, chunk=256):
+    def _callable_diagonal(self, X, backend, chunk=256):
         out = np.empty(X.shape[0])
         for lo in range(0, X.shape[0], chunk):
-            rows = X[lo : lo + chunk]
-            K = self._call(rows, rows)
-            out[lo : lo + chunk] = np.diagonal(K)
+            hi = min(lo + chunk, X.shape[0])
+            rows = X[lo:hi, :]
+            K = backend.host(self._call(rows, rows, backend))
+            out[lo:hi] = np.diagonal(K)
         return out
 
-    def _call(self, A, B):
+    def _call(self, A, B, backend):
         K = self.kernel(A, B)
         if sp.issparse(K):
             K = K.toarray()
-        K = np.asarray(K, dtype=np.float64)
-        if K.shape != (A.shape[0], B.shape[0]):
+        if isinstance(backend, Host):
+            K = np.asarray(K, dtype=backend.dtype)
+        else:
+            K = backend.asarray(K)
+        if tuple(K.shape) != (A.shape[0], B.shape[0]):
             raise ValueError(
                 f"the kernel callable returned an array of shape {K.shape} for inputs "
                 f"with {A.shape[0]} and {B.shape[0]} rows; expected "
@@ -132,26 +130,30 @@ class Kernel:
             )
         return K
 
-    def normalised(self, A, B, inv_a, inv_b, sq_a=None, sq_b=None, out=None):
+    def normalised(self, A, B, inv_a, inv_b, sq_a=None, sq_b=None, backend=None):
         """K(A, B) / sqrt(K(a, a) K(b, b)), entries with a zero diagonal set to 0.
 
-        ``inv_a``, ``inv_b`` are ``1 / sqrt(K(x, x))`` (0 where K(x, x) = 0).
+        ``inv_a``, ``inv_b`` are ``1 / sqrt(K(x, x))`` (0 where K(x, x) = 0), and with
+        ``sq_a``, ``sq_b`` (``||x||^2``, for the Gaussian kernels) arrays of the
+        ``backend`` (:mod:`marginkit._arrays`; the host in float64 when None), where the
+        result is made.
         """
+        backend = HOST if backend is None else backend
         if callable(self.kernel):
-            K = self._call(A, B)
-            K *= inv_a[:, None]
-            K *= inv_b[None, :]
-            return K
+            K = self._call(A, B, backend)
+            return K * inv_a[:, None] * inv_b[None, :]
         if not self.needs_norms:
             sq_a = sq_b = _NO_NORMS
         else:
-            sq_a = squared_norms(A) if sq_a is None else sq_a
-            sq_b = squared_norms(B) if sq_b is None else sq_b
+            sq_a = backend.squared_norms(A) if sq_a is None else sq_a
+            sq_b = backend.squared_norms(B) if sq_b is None else sq_b
+        if not isinstance(backend, Host):
+            return self._finish_xp(A @ B.T, backend.xp, inv_a, inv_b, sq_a, sq_b)
         A, B = product_operands(A, B)
         G = A @ B.T
         if sp.issparse(G):
             G = G.toarray()
-        G = np.asarray(G, dtype=np.float64)
+        G = np.asarray(G, dtype=backend.dtype)
         if not G.flags.c_contiguous:
             G = np.ascontiguousarray(G)
         _finish(
@@ -166,6 +168,21 @@ class Kernel:
             sq_b,
         )
         return G
+
+    def _finish_xp(self, G, xp, inv_a, inv_b, sq_a, sq_b):
+        """:func:`_finish` written against the array API standard: the same operations
+        in the same order, one array expression each."""
+        code = _CODES[self.kernel]
+        if code == 1:
+            G = self.gamma * G + self.coef0
+        elif code >= 2:
+            d2 = xp.clip(sq_a[:, None] + sq_b[None, :] - 2.0 * G, min=0.0)
+            G = xp.exp(-self.gamma * d2)
+            if code == 3:
+                G = G + self.coef0
+        if code == 1 or code == 3:
+            G = _whole_power_xp(G, self.degree, xp)
+        return G * (inv_a[:, None] * inv_b[None, :])
 
 
 @njit(cache=True, nogil=True)
@@ -225,6 +242,27 @@ def _whole_power(row, d):
     elif d > 6:
         for j in range(m):
             row[j] = power_signed(row[j], d)
+
+
+def _whole_power_xp(G, d, xp):
+    """G ** d for a whole d >= 1, as :func:`_whole_power` computes it."""
+    if d == 1:
+        return G
+    if d == 2:
+        return G * G
+    if d == 3:
+        return G * G * G
+    if d == 4:
+        t = G * G
+        return t * t
+    if d == 5:
+        t2 = G * G
+        return t2 * t2 * G
+    if d == 6:
+        t2 = G * G
+        return t2 * t2 * t2
+    r = xp.pow(xp.abs(G), float(d))
+    return xp.where(G < 0, -r, r) if d % 2 == 1 else r
 
 
 @njit(inline="always", cache=True, nogil=True)

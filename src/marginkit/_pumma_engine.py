@@ -20,7 +20,15 @@ import numpy as np
 from numba import njit
 
 from . import _checks as check
-from ._engine import FLUSH_RATIO, RowStore, _grow, check_problems, trimmed
+from ._engine import (
+    FLUSH_RATIO,
+    Coefficients,
+    RowStore,
+    _grow,
+    check_problems,
+    outputs,
+    trimmed,
+)
 from ._kernels import Kernel
 from .persistence import trusted_type
 
@@ -286,10 +294,6 @@ class PairState:
         self.POS = RowStore(n_features, sparse)
         self.NEG = RowStore(n_features, sparse)
         cap = 256
-        self.inv_p = np.zeros(cap)
-        self.inv_n = np.zeros(cap)
-        self.sq_p = np.zeros(cap)
-        self.sq_n = np.zeros(cap)
         self.index_p = np.zeros(cap, dtype=np.int64)
         self.index_n = np.zeros(cap, dtype=np.int64)
         self.A = np.zeros((cap, C))
@@ -335,10 +339,6 @@ class PairState:
 
     #: arrays with a row per atom (``hcount``: one more)
     _per_vector = (
-        "inv_p",
-        "inv_n",
-        "sq_p",
-        "sq_n",
         "index_p",
         "index_n",
         "A",
@@ -376,8 +376,6 @@ class PairState:
             store._check_loaded(w + name, n_features)
         m = self.POS.n
         check.equal(self.NEG.n, w + "NEG.n", m)
-        for name in ("inv_p", "inv_n", "sq_p", "sq_n"):
-            check.array(getattr(self, name), w + name, np.float64, (m,), finite=True)
         for name in ("index_p", "index_n"):
             check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, 2**62))
         for name in ("A", "V", "beta", "T_ins", "acc"):
@@ -420,46 +418,54 @@ class PairState:
         self.neg_row[:] = -1
 
     # -- kernel rows -------------------------------------------------------------------
-    def pair_rows(self, X, inv_x, sq_x, lo, hi):
-        """(K(X, p_k) - K(X, n_k)) / 2 for atoms lo..hi-1."""
-        Kp = self.kernel.normalised(
-            X,
-            self.POS.view(lo, hi),
-            inv_x,
-            self.inv_p[lo:hi],
-            sq_x,
-            self.sq_p[lo:hi] if self.kernel.needs_norms else None,
-        )
-        Kn = self.kernel.normalised(
-            X,
-            self.NEG.view(lo, hi),
-            inv_x,
-            self.inv_n[lo:hi],
-            sq_x,
-            self.sq_n[lo:hi] if self.kernel.needs_norms else None,
-        )
-        Kp -= Kn
-        Kp *= 0.5
-        return Kp
+    def to(self, backend):
+        """Both stores on ``backend`` (where the next call's products are made)."""
+        self.POS.to(backend)
+        self.NEG.to(backend)
+        return self
 
-    def columns(self, Xb, inv_b, sq_b, refs):
-        """K(Xb, v_c) for the stored vector v_c of every problem (zeros where none)."""
+    def pair_rows(self, X, inv_x, sq_x, lo, hi, backend):
+        """(K(X, p_k) - K(X, n_k)) / 2 for atoms lo..hi-1."""
+        Kp, Kn = (
+            self.kernel.normalised(
+                X,
+                store.view(lo, hi),
+                inv_x,
+                store.inv[lo:hi],
+                sq_x,
+                store.sq[lo:hi] if self.kernel.needs_norms else None,
+                backend,
+            )
+            for store in (self.POS, self.NEG)
+        )
+        return (Kp - Kn) * 0.5
+
+    def kernel_rows(self, data, max_elems=1 << 23):
+        """Yield ``(lo, hi, pair rows of X[lo:hi])`` in chunks of at most ``max_elems``."""
+        self.to(data.backend)
+        step = max(1, max_elems // max(self.m, 1))
+        for lo, hi, X, inv_x, sq_x in data.chunks(step):
+            yield lo, hi, self.pair_rows(X, inv_x, sq_x, 0, self.m, data.backend)
+
+    def columns(self, Xb, inv_b, sq_b, refs, backend):
+        """K(Xb, v_c) for the stored vector v_c of every problem (zeros where none), on
+        the host."""
         out = np.zeros((Xb.shape[0], self.n_problems))
         for c, ref in enumerate(refs):
             if ref is None:
                 continue
             store, j = ref
             rows = self.POS if store == 0 else self.NEG
-            inv = (self.inv_p if store == 0 else self.inv_n)[j : j + 1]
-            sq = (self.sq_p if store == 0 else self.sq_n)[j : j + 1]
-            out[:, c] = self.kernel.normalised(
+            K = self.kernel.normalised(
                 Xb,
                 rows.view(j, j + 1),
                 inv_b,
-                inv,
+                rows.inv[j : j + 1],
                 sq_b,
-                sq if self.kernel.needs_norms else None,
-            )[:, 0]
+                rows.sq[j : j + 1] if self.kernel.needs_norms else None,
+                backend,
+            )
+            out[:, c] = backend.host(K)[:, 0]
             self.n_kernel_evals += Xb.shape[0]
         return out
 
@@ -475,6 +481,12 @@ class PairState:
             tins[sel] = 0.0
         self.T[c] = 0.0
 
+    def coefficients_changed(self):
+        """Older coefficients changed: a device's copy of them is made anew."""
+        mirror = self.__dict__.get("_mirror")
+        if mirror is not None:
+            mirror.stale()
+
     # -- outputs -----------------------------------------------------------------------
     def coefficients(self, output):
         m = self.m
@@ -484,50 +496,19 @@ class PairState:
         n = max(self.n_trials, 1)
         return total / n, self.Tb / n
 
-    def scores(self, X, inv_x, sq_x, output, max_elems=1 << 23):
-        n = X.shape[0]
-        out = np.zeros((n, self.n_problems))
-        m = self.m
-        trials = max(self.n_trials, 1)
-        if output != "voted":
-            coef, intercept = self.coefficients(output)
-            out += intercept
-            if m:
-                step = max(1, max_elems // m)
-                for lo in range(0, n, step):
-                    hi = min(n, lo + step)
-                    K = self.pair_rows(X[lo:hi], inv_x[lo:hi], _part(sq_x, lo, hi), 0, m)
-                    out[lo:hi] += K @ coef
-            return out
-        step = max(1, max_elems // max(m, 1))
-        for lo in range(0, n, step):
-            hi = min(n, lo + step)
-            K = self.pair_rows(X[lo:hi], inv_x[lo:hi], _part(sq_x, lo, hi), 0, m)
-            for c in range(self.n_problems):
-                idx = np.flatnonzero(self.mask[:m, c])
-                if idx.size == 0:
-                    continue
-                prefix = np.cumsum(K[:, idx] * self.V[idx, c], axis=1)
-                fresh = self.reset[idx, c]
-                start = np.maximum.accumulate(np.where(fresh, np.arange(idx.size), 0))
-                before = np.where(start > 0, start - 1, 0)
-                prefix = prefix - np.where(start > 0, prefix[:, before], 0.0)
-                counts = self.hcount[1 : idx.size + 1, c].astype(float)
-                out[lo:hi, c] = np.sign(prefix + self.beta[idx, c]) @ counts / trials
-        return out
+    def scores(self, data, output):
+        """Decision values (n, C) on the backend of ``data``; the vote adds each
+        hypothesis's bias (``beta``) to its margin sum."""
+        return outputs(self, data, output, self.coefficients, self.beta[: self.m])
 
 
-def _part(a, lo, hi):
-    return None if a is None else a[lo:hi]
-
-
-def train_pairs(
-    state, X, inv_x, sq_x, Y, order, slack, params, cache=None, progress=None, offset=0
-):
+def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None, offset=0):
     """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
 
-    ``inv_x`` is 1 / sqrt(K(x, x)) when normalised, else 1 (0 where K(x, x) = 0; such
-    a row is the zero vector, whose constraint y b >= 1 still counts); ``slack`` the
+    ``data`` (:class:`marginkit._engine.Instances`) holds the rows, where their
+    products are made, with ``inv`` = 1 / sqrt(K(x, x)) when normalised, else 1 (0
+    where K(x, x) = 0; such a row is the zero vector, whose constraint y b >= 1 still
+    counts); ``slack`` the
     (n, C) soft-margin sums of the rows of X; ``cache`` None or (P, seen) as in
     :func:`marginkit._engine.train_blocks`. Returns the updates and conflicts made.
     """
@@ -536,12 +517,13 @@ def train_pairs(
     C = state.n_problems
     updates0 = state.n_corrections.sum()
     conflicts0 = state.conflicts.sum()
+    bk = data.backend
+    state.to(bk)
+    coef = Coefficients.of(state, bk)
     for lo in range(0, order.shape[0], b_max):
         rows = order[lo : lo + b_max]
         b = rows.shape[0]
-        Xb = X[rows]
-        inv_b = inv_x[rows]
-        sq_b = None if sq_x is None else sq_x[rows]
+        Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b * C)
         F = np.zeros((b, C))
@@ -553,18 +535,18 @@ def train_pairs(
             first = None
             col0 = 0
         if m0 > col0:
-            K = state.pair_rows(Xb, inv_b, sq_b, col0, m0)
+            K = state.pair_rows(Xb, inv_bd, sq_bd, col0, m0, bk)
             if first is not None and (first > col0).any():
-                K[np.arange(m0 - col0)[None, :] < (first - col0)[:, None]] = 0.0
-            F = K @ state.A[col0:m0]
+                K = bk.zero_before(K, first - col0)
+            F = bk.host(K @ coef.view(state.A, col0, m0))
             state.n_kernel_evals += 2 * b * (m0 - col0)
         if first is not None:
             known = first > 0
             F[known] += Pc[rows[known]]
-        Gb = state.kernel.normalised(Xb, Xb, inv_b, inv_b, sq_b, sq_b)
+        Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
         state.n_kernel_evals += b * b
-        kpos0 = state.columns(Xb, inv_b, sq_b, state.pos_ref)
-        kneg0 = state.columns(Xb, inv_b, sq_b, state.neg_ref)
+        kpos0 = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
+        kneg0 = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
         pos_blk = np.full(C, -1, dtype=np.int64)
         neg_blk = np.full(C, -1, dtype=np.int64)
         cap = b * C
@@ -650,7 +632,10 @@ def train_pairs(
                 if cache is not None:
                     cache[0][:, c] *= f
                 state.s[c] = 1.0
+                state.coefficients_changed()
         na = int(n_at[0])
+        if at_reset[:na].any():
+            state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
         for c in range(C):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
                 state.flush(c, (at_coef[:na], at_tins[:na], at_acc[:na], at_class[:na] == c))
@@ -665,9 +650,9 @@ def train_pairs(
             _store_atoms(
                 state,
                 Xb,
-                inv_b,
-                sq_b,
-                rows,
+                inv_bd,
+                sq_bd,
+                bk,
                 offset + lo,
                 at_class[:na],
                 at_pos[:na],
@@ -692,7 +677,7 @@ def _store_atoms(
     Xb,
     inv_b,
     sq_b,
-    rows,
+    bk,
     lo,
     at_class,
     at_pos,
@@ -711,35 +696,32 @@ def _store_atoms(
     m0 = state.m
     m1 = m0 + na
     C = state.n_problems
-    for store, handles, inv, sq, index, refs in (
-        (state.POS, at_pos, state.inv_p, state.sq_p, state.index_p, state.pos_ref),
-        (state.NEG, at_neg, state.inv_n, state.sq_n, state.index_n, state.neg_ref),
+    for store, handles, index, refs in (
+        (state.POS, at_pos, state.index_p, state.pos_ref),
+        (state.NEG, at_neg, state.index_n, state.neg_ref),
     ):
-        parts = []
+        rows, invs, sqs = [], [], []
         for j in range(na):
             h = handles[j]
             if h >= 0:
-                parts.append(
-                    (
-                        Xb[h : h + 1],
-                        inv_b[h],
-                        None if sq_b is None else sq_b[h],
-                        state.n_seen + lo + h,
-                    )
-                )
+                # an in-block row
+                rows.append(Xb[h : h + 1, :])
+                invs.append(inv_b[h : h + 1])
+                sqs.append(None if sq_b is None else sq_b[h : h + 1])
+                index[m0 + j] = state.n_seen + lo + h
             else:
                 # the x+ / x- of this problem from before the block
-                ref_store, rj = refs[at_class[j]]
+                ref_store, i = refs[at_class[j]]
                 src = state.POS if ref_store == 0 else state.NEG
-                s_inv = state.inv_p if ref_store == 0 else state.inv_n
-                s_sq = state.sq_p if ref_store == 0 else state.sq_n
-                s_idx = state.index_p if ref_store == 0 else state.index_n
-                parts.append((src.view(rj, rj + 1), s_inv[rj], s_sq[rj], s_idx[rj]))
-        _append_rows(store, [p[0] for p in parts])
-        inv[m0:m1] = [p[1] for p in parts]
-        if sq_b is not None:
-            sq[m0:m1] = [p[2] for p in parts]
-        index[m0:m1] = [p[3] for p in parts]
+                rows.append(src.view(i, i + 1))
+                invs.append(src.inv[i : i + 1])
+                sqs.append(src.sq[i : i + 1])
+                index[m0 + j] = (state.index_p if ref_store == 0 else state.index_n)[i]
+        store.append(
+            bk.concat(rows),
+            bk.xp.concat(invs, axis=0),
+            None if sq_b is None else bk.xp.concat(sqs, axis=0),
+        )
     state.A[m0:m1] = 0.0
     state.V[m0:m1] = 0.0
     state.beta[m0:m1] = 0.0
@@ -764,12 +746,3 @@ def _store_atoms(
             if blk[c] >= 0:
                 js = np.flatnonzero(handles == blk[c])
                 refs[c] = (kind, m0 + int(js[-1]))
-
-
-def _append_rows(store, parts):
-    import scipy.sparse as sp
-
-    if store.sparse:
-        store.append(sp.vstack([sp.csr_matrix(p) for p in parts], format="csr"))
-    else:
-        store.append(np.vstack([np.asarray(p) for p in parts]))

@@ -4,6 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from ._arrays import backend_of
 from ._linear import scaled_norm
 
 
@@ -102,9 +103,7 @@ class DataSummary:
             return float(row_norms_p(X, p).max()) if X.shape[0] else 0.0
 
         def variance():
-            if sp.issparse(X):
-                return X.multiply(X).mean() - X.mean() ** 2
-            return X.var()
+            return backend_of(X).variance(X)
 
         return cls(X.shape[1], sp.issparse(X), max_norm, variance)
 

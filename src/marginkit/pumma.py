@@ -4,7 +4,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -13,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from . import _linear as L
 from . import _pumma as K
+from ._arrays import answers_in_namespace
 from ._base import (
     KEEP_CORRECTIONS_DOC,
     OnlineLinearClassifier,
@@ -452,6 +452,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             intercept = np.array([s.avg_bias() for s in self._states])
         return W, intercept
 
+    @answers_in_namespace
     def decision_function(self, X):
         """``w . x + b`` for the ``output`` hypothesis (the vote for ``"voted"``).
 
@@ -664,7 +665,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         """Epochs until one makes no update; checkpoints on block boundaries."""
         r = self._resume
         state = self._kstate
-        inv, sq = self._instance_norms(X)
+        data = self._instances(X)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
         b = int(self.block_size)
@@ -674,37 +675,36 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
         def run_chunk(order, lo, hi):
             updates, conflicts = train_pairs(
-                state, X, inv, sq, Y, order[lo:hi], slack, self._params(), cache, offset=lo
+                state, data, Y, order[lo:hi], slack, self._params(), cache, offset=lo
             )
             return updates + conflicts
 
         _epochs_until_quiet(self, n, step, save, run_chunk)
         state.n_seen += n
-        self.margin_ = self._margins(X, inv, sq, Y, slack)
+        self.margin_ = self._margins(data, Y, slack)
         _end_of_fit(self, r["done"], callback)
 
-    def _margins(self, X, inv, sq, Y, slack):
+    def _margins(self, data, Y, slack):
         """The training margin of every problem on rows X, slack coordinates included."""
         state = self._kstate
-        f = state.scores(X, inv, sq, "last") + self.lam * state.s * slack
+        f = data.backend.host(state.scores(data, "last")) + self.lam * state.s * slack
         norm = np.sqrt(state.norm2)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
 
     def _chunk_margins(self, X, y):
-        inv, sq = self._instance_norms(X)
         Y = np.column_stack(self._targets(y))
-        return self._margins(X, inv, sq, Y, np.zeros_like(Y))
+        return self._margins(self._instances(X), Y, np.zeros_like(Y))
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples
         state = self._kstate
-        inv, sq = self._instance_norms(X)
+        data = self._instances(X)
         Y = np.column_stack(self._targets(y))
         state.new_data()
         slack = np.zeros((X.shape[0], Y.shape[1]))
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
-        train_pairs(state, X, inv, sq, Y, order, slack, self._params())
+        train_pairs(state, data, Y, order, slack, self._params())
         state.n_seen += X.shape[0]
         self.n_epochs_ += 1
         self._update_counts()
@@ -734,8 +734,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def support_vectors_(self):
         check_is_fitted(self, "_kstate")
         st = self._kstate
-        pos, neg = st.POS.view(0, st.m), st.NEG.view(0, st.m)
-        return sp.vstack([pos, neg], format="csr") if st.POS.sparse else np.vstack([pos, neg])
+        return st.POS.backend.concat([st.POS.rows_copy(0, st.m), st.NEG.rows_copy(0, st.m)])
 
     @property
     def dual_coef_(self):

@@ -1,0 +1,202 @@
+"""Where the kernel engine's block products are made: the host, or an array's device.
+
+scikit-learn's Array API convention (``sklearn.config_context(array_api_dispatch=True)``)
+lets the kernel estimators take arrays of any library that implements the standard
+(torch, CuPy, ...) through array-api-compat. Every block product then runs where the
+arrays live; only the small results that the walk needs (b x C margins and the b x b
+in-block Gram) come to the host, where one compiled walk makes every decision.
+
+:class:`Host` is numpy and scipy.sparse with the compiled elementwise pass
+(:func:`marginkit._kernels._finish`); :class:`Device` is any other namespace, written
+against the standard only. scikit-learn's private helpers name the namespace and move
+arrays between libraries (DLPack first): they are its own convention, kept here in one
+place.
+"""
+
+import functools
+
+import array_api_compat.numpy as np_xp
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._array_api import get_namespace_and_device, move_to
+
+
+def namespace(*arrays):
+    """``(xp, device)`` of arrays under array API dispatch, or ``(None, None)`` for the
+    host: numpy arrays, scipy.sparse matrices, array-likes, or dispatch switched off."""
+    arrays = [a for a in arrays if a is not None and not sp.issparse(a)]
+    if not arrays:
+        return None, None
+    xp, is_array_api, device = get_namespace_and_device(*arrays)
+    if not is_array_api or _is_numpy(xp):
+        return None, None
+    return xp, device
+
+
+def _is_numpy(xp):
+    return xp.__name__ in ("numpy", "array_api_compat.numpy")
+
+
+def to_numpy(a, dtype=None):
+    """A host numpy array of ``a`` (of any namespace and device)."""
+    if a is None or sp.issparse(a) or isinstance(a, np.ndarray):
+        out = a
+    else:
+        xp, device = namespace(a)
+        out = np.asarray(a) if xp is None else move_to(a, xp=np, device="cpu")
+    if dtype is not None and out is not None and not sp.issparse(out):
+        out = np.asarray(out, dtype=dtype)
+    return out
+
+
+def backend_of(X):
+    """The backend that makes the products of ``X``'s rows: :class:`Device` for an array
+    of another namespace under dispatch, else :class:`Host`; in ``X``'s float dtype."""
+    xp, device = namespace(X)
+    if xp is None:
+        dtype = X.dtype if X.dtype == np.float32 else np.dtype(np.float64)
+        return Host(dtype)
+    return Device(xp, device, X.dtype)
+
+
+class _Common:
+    """What both backends do the same way, through ``self.xp``."""
+
+    def take_columns(self, K, cols):
+        return self.xp.take(K, self.index(cols), axis=1)
+
+    def zero_before(self, K, first):
+        """K with ``K[i, j] = 0`` where ``j < first[i]`` (``first``: host integers)."""
+        xp = self.xp
+        before = xp.arange(K.shape[1], device=self.device)[None, :] < self.index(first)[:, None]
+        return xp.where(before, xp.zeros((), dtype=K.dtype, device=self.device), K)
+
+    def where_columns(self, K, keep):
+        """K with the columns where ``keep`` (host booleans) is False set to 0."""
+        xp = self.xp
+        keep = xp.asarray(np.asarray(keep, dtype=bool), device=self.device)
+        return xp.where(keep[None, :], K, xp.zeros((), dtype=K.dtype, device=self.device))
+
+
+class Host(_Common):
+    """numpy and scipy.sparse on the host, in float64 or float32."""
+
+    xp = np_xp
+    device = None
+
+    def __init__(self, dtype=np.float64):
+        self.dtype = np.dtype(dtype)
+
+    def same(self, other):
+        return isinstance(other, Host) and other.dtype == self.dtype
+
+    def take(self, X, rows):
+        return X[rows]
+
+    def index(self, idx):
+        return np.asarray(idx, dtype=np.int64)
+
+    def asarray(self, a):
+        return np.asarray(a, dtype=self.dtype)
+
+    def zeros(self, shape):
+        return np.zeros(shape, dtype=self.dtype)
+
+    def host(self, a):
+        """``a`` as a host float64 array (what the walk reads)."""
+        return np.asarray(a, dtype=np.float64)
+
+    def concat(self, parts):
+        if any(sp.issparse(p) for p in parts):
+            return sp.vstack([sp.csr_matrix(p) for p in parts], format="csr")
+        return np.concatenate(parts, axis=0)
+
+    def squared_norms(self, X):
+        if sp.issparse(X):
+            return np.asarray(X.multiply(X).sum(axis=1)).ravel().astype(self.dtype)
+        return np.einsum("ij,ij->i", X, X)
+
+    def variance(self, X):
+        if sp.issparse(X):
+            return float(X.multiply(X).mean() - X.mean() ** 2)
+        return float(X.var())
+
+    def __repr__(self):
+        return f"Host({self.dtype})"
+
+
+HOST = Host()
+
+
+class Device(_Common):
+    """An array namespace other than numpy (under dispatch), on one of its devices."""
+
+    def __init__(self, xp, device, dtype):
+        self.xp = xp
+        self.device = device
+        self.dtype = dtype
+
+    def same(self, other):
+        return (
+            isinstance(other, Device)
+            and other.xp is self.xp
+            and other.device == self.device
+            and other.dtype == self.dtype
+        )
+
+    def take(self, X, rows):
+        return self.xp.take(X, self.index(rows), axis=0)
+
+    def index(self, idx):
+        return self.xp.asarray(np.asarray(idx, dtype=np.int64), device=self.device)
+
+    def asarray(self, a):
+        """A host array (or one of this namespace) on this device, in this dtype."""
+        if isinstance(a, np.ndarray):
+            return self.xp.asarray(
+                np.ascontiguousarray(a, dtype=_numpy_dtype(self)), device=self.device
+            )
+        return self.xp.astype(a, self.dtype)
+
+    def zeros(self, shape):
+        return self.xp.zeros(shape, dtype=self.dtype, device=self.device)
+
+    def host(self, a):
+        return to_numpy(a, np.float64)
+
+    def concat(self, parts):
+        return self.xp.concat(parts, axis=0)
+
+    def squared_norms(self, X):
+        return self.xp.sum(X * X, axis=1)
+
+    def variance(self, X):
+        return float(self.xp.var(X))
+
+    def __repr__(self):
+        return f"Device({self.xp.__name__}, {self.device}, {self.dtype})"
+
+
+def _numpy_dtype(backend):
+    return np.float32 if backend.dtype == backend.xp.float32 else np.float64
+
+
+def on_host(a):
+    """``a`` as given, or as a host numpy array when it is an array of another
+    namespace under dispatch (what the linear estimators' compiled passes read)."""
+    xp, _ = namespace(a)
+    return a if xp is None else to_numpy(a)
+
+
+def answers_in_namespace(method):
+    """``method(self, X)``'s array in the namespace and on the device of ``X``: the
+    linear estimators take such arrays under dispatch, compute on the host (their
+    O(nnz) passes are compiled CPU code) and answer where the question came from."""
+
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        xp, device = namespace(X)
+        out = method(self, X, *args, **kwargs)
+        return out if xp is None else move_to(out, xp=xp, device=device)
+
+    return wrapper

@@ -1,0 +1,274 @@
+"""scikit-learn's Array API convention: the kernel estimators make their products where
+the arrays live, and answer there; the linear ones compute on the host and answer there.
+
+array-api-strict runs everywhere (two devices, so that an array left on the wrong one
+raises); torch runs where it is installed, on its CPU and, marked ``gpu``, on CUDA.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import sklearn
+from conftest import make_blobs_pm
+
+import marginkit
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+from marginkit._arrays import namespace, to_numpy
+
+xps = pytest.importorskip("array_api_strict", reason="the Array API tests need array-api-strict")
+
+
+def _torch_devices():
+    try:
+        import torch
+    except ImportError:
+        return []
+    out = [pytest.param("torch", "cpu", id="torch-cpu")]
+    gpu = pytest.mark.gpu
+    if torch.cuda.is_available():
+        out.append(pytest.param("torch", "cuda", id="torch-cuda", marks=gpu))
+    else:
+        out.append(
+            pytest.param(
+                "torch",
+                "cuda",
+                id="torch-cuda",
+                marks=[gpu, pytest.mark.skip(reason="no CUDA device")],
+            )
+        )
+    return out
+
+
+NAMESPACES = [
+    pytest.param("array_api_strict", "CPU_DEVICE", id="strict-cpu"),
+    pytest.param("array_api_strict", "device1", id="strict-device1"),
+    *_torch_devices(),
+]
+
+
+def put(a, name, device, dtype=None):
+    """The numpy array ``a`` as an array of namespace ``name`` on ``device``."""
+    a = np.asarray(a) if dtype is None else np.asarray(a, dtype=dtype)
+    if name == "array_api_strict":
+        return xps.asarray(a, device=xps.Device(device))
+    import torch
+
+    return torch.asarray(a, device=device)
+
+
+def device_of(a):
+    return str(a.device)
+
+
+@pytest.fixture(autouse=True)
+def dispatch():
+    with sklearn.config_context(array_api_dispatch=True):
+        yield
+
+
+KERNEL = {
+    "alma": (KernelALMAClassifier, {"kernel": "poly", "degree": 3, "n_epochs": 2}),
+    "perceptron": (KernelPerceptronClassifier, {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2}),
+    "romma": (KernelROMMAClassifier, {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2}),
+    "aggressive": (
+        KernelROMMAClassifier,
+        {"kernel": "poly_rbf", "gamma": 0.2, "degree": 3, "aggressive": True},
+    ),
+    "pumma": (KernelPUMMAClassifier, {"kernel": "rbf", "gamma": 0.3, "lam": 0.5}),
+}
+
+
+def blobs(n_classes, n=240, d=6, seed=0):
+    X, y = make_blobs_pm(n=n, d=d, n_classes=n_classes, seed=seed)
+    X_test, _ = make_blobs_pm(n=80, d=d, n_classes=n_classes, seed=seed + 1)
+    return X, y, X_test
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+@pytest.mark.parametrize("name", sorted(KERNEL))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_kernel_estimators_on_the_arrays_device(ns, device, name, n_classes):
+    """The same corrections as on numpy, every output equal to rounding, each answer in
+    the namespace and on the device of the input."""
+    cls, params = KERNEL[name]
+    X, y, X_test = blobs(n_classes)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = cls(random_state=0, block_size=16, **params).fit(X, y)
+    clf = cls(random_state=0, block_size=16, **params)
+    clf.fit(put(X, ns, device), put(y, ns, device))
+    np.testing.assert_array_equal(clf.n_corrections_per_class_, ref.n_corrections_per_class_)
+    np.testing.assert_array_equal(clf.support_, ref.support_)
+    Xd = put(X_test, ns, device)
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        ref.set_params(output=output)
+        scores = clf.decision_function(Xd)
+        assert namespace(scores)[0] is not None and device_of(scores) == device_of(Xd)
+        np.testing.assert_allclose(
+            to_numpy(scores), ref.decision_function(X_test), rtol=1e-9, atol=1e-12
+        )
+        labels = clf.predict(Xd)
+        assert device_of(labels) == device_of(Xd)
+        np.testing.assert_array_equal(to_numpy(labels), ref.predict(X_test))
+    sv = clf.support_vectors_
+    assert device_of(sv) == device_of(Xd)
+    np.testing.assert_array_equal(to_numpy(sv), to_numpy(ref.support_vectors_))
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_partial_fit_and_more_epochs_on_the_device(ns, device):
+    """partial_fit over a split stream, and the margin sums kept across epochs, give the
+    model of numpy."""
+    X, y, X_test = blobs(3)
+    params = {"kernel": "rbf", "gamma": 0.3, "block_size": 8, "shuffle": False}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelALMAClassifier(**params).fit(X, y)
+        ref3 = KernelALMAClassifier(n_epochs=3, **params).fit(X, y)
+    clf = KernelALMAClassifier(**params)
+    for lo in range(0, X.shape[0], 50):
+        clf.partial_fit(put(X[lo : lo + 50], ns, device), y[lo : lo + 50], classes=[0, 1, 2])
+    np.testing.assert_array_equal(clf.support_, ref.support_)
+    clf3 = KernelALMAClassifier(n_epochs=3, **params).fit(put(X, ns, device), y)
+    np.testing.assert_array_equal(clf3.support_, ref3.support_)
+    np.testing.assert_allclose(
+        to_numpy(clf3.decision_function(put(X_test, ns, device))),
+        ref3.decision_function(X_test),
+        rtol=1e-9,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_float32_computes_in_float32(ns, device):
+    """float32 input: the products in float32, decisions within a few corrections of
+    float64's, the answers in float32."""
+    X, y, X_test = blobs(2, n=600, d=10, seed=3)
+    params = {"kernel": "poly", "degree": 4, "random_state": 0}
+    clf64 = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
+    clf32 = KernelALMAClassifier(**params).fit(put(X, ns, device, np.float32), y)
+    sv = clf32.support_vectors_
+    assert "float32" in str(sv.dtype)
+    scores = clf32.decision_function(put(X_test, ns, device, np.float32))
+    assert "float32" in str(scores.dtype)
+    n32, n64 = clf32.n_corrections_, clf64.n_corrections_
+    assert abs(n32 - n64) <= max(2, 0.02 * n64), (n32, n64)
+    agree = np.mean(
+        to_numpy(clf32.predict(put(X_test, ns, device, np.float32)))
+        == to_numpy(clf64.predict(put(X_test, ns, device)))
+    )
+    assert agree >= 0.97
+
+
+def test_numpy_float32_under_dispatch_stays_float32():
+    X, y, X_test = blobs(2)
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(X.astype(np.float32), y)
+    assert clf.support_vectors_.dtype == np.float32
+    assert clf.decision_function(X_test.astype(np.float32)).dtype == np.float32
+    with sklearn.config_context(array_api_dispatch=False):
+        # without dispatch, as ever: float64 numpy
+        clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(X.astype(np.float32), y)
+        assert clf.support_vectors_.dtype == np.float64
+
+
+def test_sparse_input_under_dispatch_stays_on_the_host():
+    X, y = make_blobs_pm(n=200, d=12, seed=4, sparse_density=0.3)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelALMAClassifier(kernel="rbf", gamma=0.1).fit(X, y)
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1).fit(X, y)
+    np.testing.assert_array_equal(clf.support_, ref.support_)
+    assert sp.issparse(clf.support_vectors_)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_a_model_moves_to_the_data(ns, device, tmp_path):
+    """A model fitted on numpy answers arrays of a device there; one fitted on a device
+    saves to a file (host float64) and answers numpy from it."""
+    X, y, X_test = blobs(3)
+    params = {"kernel": "rbf", "gamma": 0.3, "random_state": 0}
+    with sklearn.config_context(array_api_dispatch=False):
+        host = KernelALMAClassifier(**params).fit(X, y)
+        want = host.decision_function(X_test)
+    Xd = put(X_test, ns, device)
+    got = host.decision_function(Xd)
+    assert device_of(got) == device_of(Xd)
+    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-9, atol=1e-12)
+    fitted = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
+    marginkit.save(fitted, tmp_path / "m.skops")
+    loaded = marginkit.load(tmp_path / "m.skops")
+    with sklearn.config_context(array_api_dispatch=False):
+        np.testing.assert_allclose(loaded.decision_function(X_test), want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(to_numpy(loaded.predict(Xd)), host.predict(X_test))
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_checkpointed_fit_on_the_device(ns, device, tmp_path):
+    X, y, _ = blobs(2)
+    params = {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2, "random_state": 0}
+    Xd = put(X, ns, device)
+    plain = KernelALMAClassifier(**params).fit(Xd, y)
+    ckpt = KernelALMAClassifier(**params).fit(
+        Xd, y, checkpoint=tmp_path / "c.skops", checkpoint_every=64
+    )
+    np.testing.assert_array_equal(ckpt.support_, plain.support_)
+
+
+LINEAR = [
+    (ALMAClassifier, {"p": 2, "alpha": 0.9}),
+    (ALMAClassifier, {"p": 4, "alpha": 0.9, "fit_intercept": True}),
+    (PerceptronClassifier, {}),
+    (ROMMAClassifier, {"aggressive": True}),
+    (MarginPerceptronClassifier, {}),
+    (PUMMAClassifier, {"lam": 0.5}),
+]
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+@pytest.mark.parametrize("cls,params", LINEAR, ids=lambda v: getattr(v, "__name__", ""))
+def test_linear_estimators_compute_on_the_host(ns, device, cls, params):
+    """Their compiled sparse passes run on the host: the arrays come there, the model is
+    numpy's, the answers go back to the input's namespace and device."""
+    X, y, X_test = blobs(3)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = cls(random_state=0, **params).fit(X, y)
+    clf = cls(random_state=0, **params).fit(put(X, ns, device), put(y, ns, device))
+    np.testing.assert_array_equal(clf.coef_, ref.coef_)
+    Xd = put(X_test, ns, device)
+    scores = clf.decision_function(Xd)
+    assert device_of(scores) == device_of(Xd)
+    np.testing.assert_array_equal(to_numpy(scores), ref.decision_function(X_test))
+    np.testing.assert_array_equal(to_numpy(clf.predict(Xd)), ref.predict(X_test))
+    clf.partial_fit(put(X_test, ns, device), ref.predict(X_test))
+
+
+def test_string_labels_come_back_as_numpy():
+    X, y, X_test = blobs(2)
+    labels = np.array(["no", "yes"])[y]
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(
+        put(X, "array_api_strict", "device1"), labels
+    )
+    out = clf.predict(put(X_test, "array_api_strict", "device1"))
+    assert isinstance(out, np.ndarray) and set(out) <= {"no", "yes"}
+
+
+def test_a_callable_kernel_of_the_namespace():
+    """A callable gets the arrays as they are and may answer in their namespace."""
+    X, y, X_test = blobs(2)
+
+    def cubic(A, B):
+        xp = A.__array_namespace__()
+        return (1.0 + xp.matmul(A, B.T)) ** 3
+
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelPerceptronClassifier(kernel="poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
+    clf = KernelPerceptronClassifier(kernel=cubic).fit(put(X, "array_api_strict", "device1"), y)
+    np.testing.assert_array_equal(clf.support_, ref.support_)
