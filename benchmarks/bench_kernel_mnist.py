@@ -139,7 +139,7 @@ def device_run(args, X, y, X_test, y_test):
     device, ALMA_2(0.9) d = 6 over three epochs, float32 beside float64."""
     import sklearn
 
-    from marginkit._arrays import to_numpy
+    from marginkit._core.arrays import to_numpy
 
     dev = Device(args.device)
     print(f"device: {dev.label}")

@@ -23,7 +23,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
-from marginkit._arrays import namespace, to_numpy
+from marginkit._core.arrays import namespace, to_numpy
 
 xps = pytest.importorskip("array_api_strict", reason="the Array API tests need array-api-strict")
 

@@ -33,7 +33,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
-from marginkit import _linear as L
+from marginkit._core import linear as L
 
 LINEAR = {
     "alma2": lambda **kw: ALMAClassifier(alpha=0.8, n_epochs=3, **kw),

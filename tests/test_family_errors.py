@@ -151,8 +151,8 @@ def test_too_large_kernel_values():
 
 @pytest.mark.parametrize("make", [lambda: ROMMAClassifier(), lambda: PUMMAClassifier(p=3.0)])
 def test_overflowed_weights_are_an_error_not_nan(make, data):
-    from marginkit import _linear as L
     from marginkit._base import check_finite_state
+    from marginkit._core import linear as L
 
     X, y = data
     clf = _fit_quietly(make(), X, y)

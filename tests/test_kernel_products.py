@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from conftest import make_blobs_pm
 
 from marginkit import KernelALMAClassifier, KernelPUMMAClassifier
-from marginkit._kernels import product_operands
+from marginkit._core.kernels import product_operands
 
 
 def test_the_product_is_dense_for_dense_enough_data_only():

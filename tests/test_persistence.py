@@ -211,3 +211,24 @@ def test_a_file_holds_the_model_and_no_more(tmp_path):
     sio.dump({k: v for k, v in payload.items() if k != "estimator"}, path)
     with pytest.raises(ValueError, match="a marginkit model file without a model"):
         marginkit.load(path)
+
+
+def test_files_naming_the_engines_former_modules_load(tmp_path):
+    """A linear model written when its state lived in ``marginkit._state`` loads."""
+    import json
+
+    X, y = make_blobs_pm(n=80, d=5, seed=2)
+    clf = marginkit.ALMAClassifier(p=3).fit(X, y)
+    path = tmp_path / "m.skops"
+    marginkit.save(clf, path)
+    old = tmp_path / "old.skops"
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(old, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename == "schema.json":
+                text = data.decode().replace('"marginkit._core.state"', '"marginkit._state"')
+                assert "marginkit._state" in json.dumps(json.loads(text))
+                data = text.encode()
+            dst.writestr(info, data)
+    loaded = marginkit.load(old)
+    np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))

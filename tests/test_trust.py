@@ -683,7 +683,7 @@ NODE_CASES = [
     (node(("verbose",), lambda n: {**n, "__class__": "bytes"}), r"does not trust: builtins\.by"),
     (
         node(("_states", 0), lambda n: {**n, "content": json_node(1)}),
-        r"a marginkit\._state\.PNormState without a dict of attributes",
+        r"a marginkit\._core\.state\.PNormState without a dict of attributes",
     ),
     (
         node(("classes_",), lambda n: {k: v for k, v in n.items() if k != "file"}),

@@ -252,7 +252,7 @@ def test_compiled_code_checks_its_bounds_when_asked():
     """In the subprocess of the test below, an index out of bounds raises IndexError."""
     if os.environ.get("NUMBA_BOUNDSCHECK") != "1":
         pytest.skip("runs in the subprocess with NUMBA_BOUNDSCHECK=1")
-    from marginkit import _linear as L
+    from marginkit._core import linear as L
 
     log = L.Log(
         np.zeros(1, np.int64),

@@ -1,7 +1,7 @@
 """The scikit-learn front end shared by the linear online classifiers.
 
 An estimator here only validates, maps labels to one-vs-rest +1/-1 problems, and
-calls a compiled pass (see :mod:`marginkit._linear`) once per binary problem and
+calls a compiled pass (see :mod:`marginkit._core.linear`) once per binary problem and
 epoch; it never loops over samples in Python.
 """
 
@@ -24,9 +24,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from . import _checks as check
-from . import _linear as L
-from ._arrays import answers_in_namespace, namespace, on_host, to_numpy
-from ._state import PNormState
+from ._core import linear as L
+from ._core.arrays import answers_in_namespace, namespace, on_host, to_numpy
+from ._core.state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 from .persistence import UntrustedFileError, trusted_type
 
@@ -610,7 +610,7 @@ class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
 
     Subclasses define ``_rule_args()``: the update rule of
-    :func:`marginkit._linear.linear_pass` and its parameters ``(rule, alpha, B, C,
+    :func:`marginkit._core.linear.linear_pass` and its parameters ``(rule, alpha, B, C,
     gamma_guess)``. Only ALMA normalises the instances.
     """
 

@@ -8,11 +8,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from . import _linear as L
-from ._arrays import backend_of, namespace, to_numpy
 from ._base import OnlineClassifier
-from ._engine import FOLD_BELOW, Instances, KernelState, train_blocks
-from ._kernels import KERNELS, Kernel, inverse_sqrt
+from ._core import linear as L
+from ._core.arrays import backend_of, namespace, to_numpy
+from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
+from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 
 KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
         As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
@@ -52,7 +52,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
 
     Subclasses define ``_rule_args()``: ``(rule, alpha, B, C)`` for
-    :func:`marginkit._engine.kernel_walk`. ALMA normalises the instances
+    :func:`marginkit._core.kernel.kernel_walk`. ALMA normalises the instances
     (``K(x, y) / sqrt(K(x, x) K(y, y))``); the others do when their ``normalize`` is
     set.
     """

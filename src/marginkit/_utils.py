@@ -4,8 +4,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._arrays import backend_of
-from ._linear import scaled_norm
+from ._core.arrays import backend_of
+from ._core.linear import scaled_norm
 
 
 def row_norms_p(X, p):

@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from . import _linear as L
 from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
+from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 SQRT2 = float(np.sqrt(2.0))
@@ -187,7 +187,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     Training is exact and organised as matrix products: per block of ``block_size``
     examples, one product for the kernel rows against the support vectors, one for the
     margins of every one-vs-rest problem, and a compiled walk through the block that
-    adds the corrections made inside it, in order (see :mod:`marginkit._engine`). The
+    adds the corrections made inside it, in order (see :mod:`marginkit._core.kernel`). The
     corrections are those of the plain per-example algorithm.
 
     Parameters

@@ -9,7 +9,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from . import _linear as L
 from ._base import (
     KEEP_CORRECTIONS_DOC,
     OnlineLinearClassifier,
@@ -17,7 +16,8 @@ from ._base import (
     check_epoch_loop,
     check_fingerprint,
 )
-from ._state import PNormState
+from ._core import linear as L
+from ._core.state import PNormState
 
 
 class MarginPerceptronClassifier(OnlineLinearClassifier):

@@ -4,8 +4,8 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from . import _linear as L
 from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
+from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 
 LINEAR_CONSTRAINTS = {

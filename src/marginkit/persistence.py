@@ -114,6 +114,16 @@ def _name(cls):
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+#: Where the engines' classes lived before :mod:`marginkit._core` held them: files
+#: written then name them so, and load as files written now.
+_FORMER_MODULES = {
+    "marginkit._core.state": "marginkit._state",
+    "marginkit._core.kernels": "marginkit._kernels",
+    "marginkit._core.kernel": "marginkit._engine",
+    "marginkit._core.pairs": "marginkit._pumma_engine",
+}
+
+
 def trusted_type(cls, *, model=False):
     """Declare ``cls`` (a marginkit class) as one that model files may hold.
 
@@ -122,6 +132,9 @@ def trusted_type(cls, *, model=False):
     """
     if cls.__module__.split(".")[0] == "marginkit":
         _TRUSTED[_name(cls)] = cls
+        former = _FORMER_MODULES.get(cls.__module__)
+        if former is not None:
+            _TRUSTED[f"{former}.{cls.__qualname__}"] = cls
         if model:
             _MODELS.add(_name(cls))
     return cls

@@ -10,9 +10,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from . import _linear as L
-from . import _pumma as K
-from ._arrays import answers_in_namespace
 from ._base import (
     KEEP_CORRECTIONS_DOC,
     OnlineLinearClassifier,
@@ -21,9 +18,12 @@ from ._base import (
     check_fingerprint,
     check_finite_state,
 )
+from ._core import linear as L
+from ._core import pumma as K
+from ._core.arrays import answers_in_namespace
+from ._core.pairs import PairState, train_pairs
+from ._core.state import PNormState, _resized
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
-from ._pumma_engine import PairState, train_pairs
-from ._state import PNormState, _resized
 from .persistence import trusted_type
 
 
@@ -491,7 +491,7 @@ class _Work:
         self.j_z = np.zeros(2 * d + 2)
 
     def _check_loaded(self, where, d):
-        """Work arrays of the sizes :func:`marginkit._pumma.pumma_pass` writes in, with
+        """Work arrays of the sizes :func:`marginkit._core.pumma.pumma_pass` writes in, with
         ``scratch`` and ``mark`` zeroed as it leaves them."""
         w = f"{where}."
         sizes = {"new_idx": d, "new_val": d, "scratch": d, "mark": d}

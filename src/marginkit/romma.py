@@ -1,7 +1,7 @@
 """ROMMA and aggressive ROMMA: Li and Long's relaxed online maximum margin algorithm."""
 
-from . import _linear as L
 from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
+from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from .perceptron import LINEAR_CONSTRAINTS
 

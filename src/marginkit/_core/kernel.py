@@ -35,13 +35,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from . import _checks as check
-from ._arrays import HOST, Device, Host, to_numpy
-from ._kernels import Kernel
-from ._linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
-from .persistence import trusted_type
+from .. import _checks as check
+from ..persistence import trusted_type
+from .arrays import HOST, Device, Host, to_numpy
+from .kernels import Kernel
+from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 
-# Sigma-style restart of the averaging totals (see marginkit._linear.FLUSH_RATIO).
+# Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
 # Fold s into the coefficients below this (s shrinks, A = eta y / s grows).
 FOLD_BELOW = 1e-100
@@ -79,7 +79,7 @@ def kernel_walk(
 ):
     """Walk rows ``start..b-1`` of a block through one update rule, every problem.
 
-    ``rule`` is one of :mod:`marginkit._linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
+    ``rule`` is one of :mod:`marginkit._core.linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
     on normalised instances), ``RULE_PERCEPTRON``, ``RULE_ROMMA`` or
     ``RULE_AGGRESSIVE_ROMMA``. ``F[i, c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the
     support vectors stored before the block; the walk adds in-block corrections to
@@ -221,7 +221,7 @@ def _forget(
 class RowStore:
     """A growing store of rows with their kernel norms, sliced without copies.
 
-    Dense rows live on the products' backend (:mod:`marginkit._arrays`: the host, or
+    Dense rows live on the products' backend (:mod:`marginkit._core.arrays`: the host, or
     the device of the data under array API dispatch), sparse ones on the host as CSR.
     ``inv[j]`` is ``1 / sqrt(K(x_j, x_j))`` (or the 0 / 1 of an unnormalised rule),
     ``sq[j]`` is ``||x_j||^2`` (0 where the kernel needs no norms). A saved store holds
@@ -519,8 +519,91 @@ def _grow(a, need):
     return out
 
 
+class Stored:
+    """The bookkeeping that kernel ALMA's support vectors (:class:`KernelState`) and
+    kernel PUMMA's pairs (:class:`marginkit._core.pairs.PairState`) keep alike.
+
+    A row per stored vector in the arrays ``_per_vector`` (grown together), of which
+    ``A`` holds the coefficient of every problem, ``T_ins`` the averaging total at its
+    insertion and ``acc`` what closed averaging intervals left (``mask``: the problems
+    it belongs to); per problem, the scale ``s``, the running total ``T`` of ``s`` over
+    trials and the correction counter ``k``; ``hcount[k - 1, c]``: the trials each
+    hypothesis of problem c lasted. Subclasses define ``m``, the vectors stored.
+    """
+
+    _per_vector = ()
+
+    def __getstate__(self):
+        return trimmed(self, self.m, self._per_vector)
+
+    @property
+    def n_corrections(self):
+        return self.k - 1
+
+    def reserve(self, extra):
+        """Room for ``extra`` more vectors."""
+        need = self.m + extra
+        if need > self.A.shape[0]:
+            for name in self._per_vector:
+                if getattr(self, name) is not None:
+                    setattr(self, name, _grow(getattr(self, name), need))
+        if need + 1 > self.hcount.shape[0]:
+            self.hcount = _grow(self.hcount, need + 1)
+
+    def flush(self, c, extra=()):
+        """Close the averaging intervals of problem c; T_c restarts from 0.
+
+        ``extra`` holds ``(A, T_ins, acc, mask)`` views of vectors made in the block and
+        not stored yet (``mask``: those of problem c).
+        """
+        m = self.m
+        self.acc[:m, c] += self.A[:m, c] * (self.T[c] - self.T_ins[:m, c]) * self.mask[:m, c]
+        self.T_ins[:m, c] = 0.0
+        for a, t, acc, mask in extra:
+            acc += a * (self.T[c] - t) * mask
+            t[mask] = 0.0
+        self.T[c] = 0.0
+
+    #: the arrays per vector in the units of the scale s (``A`` and its kin)
+    _scaled = ("A",)
+
+    def fold(self, c, views=(), extra=(), masked=()):
+        """Multiply problem c's coefficients, and every sum made of them, by s_c; s_c = 1.
+
+        ``views`` are arrays of such sums, scaled whole; ``extra`` as in :meth:`flush`
+        (their coefficients scaled where their mask is); ``masked``: ``(array, mask)``
+        pairs scaled where ``mask`` is.
+        """
+        self.flush(c, extra)
+        f = self.s[c]
+        for name in self._scaled:
+            if getattr(self, name) is not None:
+                getattr(self, name)[: self.m, c] *= f
+        for v in views:
+            v *= f
+        for a, _, _, mask in extra:
+            a[mask] *= f
+        for a, mask in masked:
+            a[mask] *= f
+        self.s[c] = 1.0
+        self.coefficients_changed()
+
+    def averaged(self):
+        """(m, C): the coefficients of the averaged hypothesis, ``sum_k c_k w_k`` over the
+        trials (Freund and Schapire 1999) divided by their number."""
+        m = self.m
+        total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
+        return total / max(self.n_trials, 1)
+
+    def coefficients_changed(self):
+        """Older coefficients changed: a device's copy of them is made anew."""
+        mirror = self.__dict__.get("_mirror")
+        if mirror is not None:
+            mirror.stale()
+
+
 @trusted_type
-class KernelState:
+class KernelState(Stored):
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
     def __init__(self, n_features, n_problems, sparse, kernel, forgets=False, backend=None):
@@ -548,6 +631,7 @@ class KernelState:
 
     #: arrays with a row per support vector (``hcount``: one more)
     _per_vector = ("index", "A", "T_ins", "acc", "mask", "reset", "V")
+    _scaled = ("A", "V")
 
     def _check_loaded(self, where, n_features, n_problems, forgets):
         """The support vectors and every array per support vector (``m`` rows) and per
@@ -573,69 +657,27 @@ class KernelState:
             check.array(self.V, w + "V", np.float64, (m, C), finite=True)
         check_problems(self, where, m, C, ("s", "norm2", "T"))
 
-    def __getstate__(self):
-        return trimmed(self, self.m, self._per_vector)
-
     @property
     def m(self):
         return self.store.n
 
-    @property
-    def n_corrections(self):
-        return self.k - 1
-
-    def reserve(self, extra):
-        need = self.m + extra
-        if need > self.A.shape[0]:
-            for name in self._per_vector:
-                if getattr(self, name) is not None:
-                    setattr(self, name, _grow(getattr(self, name), need))
-        if need + 1 > self.hcount.shape[0]:
-            self.hcount = _grow(self.hcount, need + 1)
-
     # -- numerical housekeeping ------------------------------------------------------
-    def flush(self, c, extra=()):
-        """Close the averaging intervals of problem c; T_c restarts from 0.
-
-        ``extra`` holds ``(A, T_ins, acc)`` column views of in-block support vectors
-        that are not stored yet.
-        """
-        m = self.m
-        self.acc[:m, c] += self.A[:m, c] * (self.T[c] - self.T_ins[:m, c]) * self.mask[:m, c]
-        self.T_ins[:m, c] = 0.0
-        for a, t, acc, mask in extra:
-            acc += a * (self.T[c] - t) * mask
-            t[:] = 0.0
-        self.T[c] = 0.0
-
-    def fold(self, c, views=(), extra=()):
-        """Multiply problem c's coefficients (and every sum made of them) by s_c; s_c = 1."""
-        self.flush(c, extra)
-        f = self.s[c]
-        self.A[: self.m, c] *= f
-        if self.V is not None:
-            self.V[: self.m, c] *= f
-        for v in views:
-            v *= f
-        for a, _, _, _ in extra:
-            a *= f
-        self.s[c] = 1.0
-        self.coefficients_changed()
-
-    def coefficients_changed(self):
-        """Older coefficients changed: a device's copy of them is made anew."""
-        mirror = self.__dict__.get("_mirror")
-        if mirror is not None:
-            mirror.stale()
-
     # -- outputs ---------------------------------------------------------------------
     def coefficients(self, output):
         """(m, C) coefficients of the ``last`` or ``avg`` hypothesis on K_hat(x_j, .)."""
-        m = self.m
         if output == "last":
-            return self.A[:m] * self.s[None, :]
-        total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
-        return total / max(self.n_trials, 1)
+            return self.A[: self.m] * self.s[None, :]
+        return self.averaged()
+
+    #: kernel entries a row of :meth:`block_rows` costs per stored vector
+    _evals = 1
+
+    def block_rows(self, block, lo, hi, backend):
+        """K_hat of the block ``(X, inv, sq)`` against support vectors lo..hi-1."""
+        X, inv_x, sq_x = block
+        inv, sq = self.store.norms(lo, hi)
+        sq = sq if self.kernel.needs_norms else None
+        return self.kernel.normalised(X, self.store.view(lo, hi), inv_x, inv, sq_x, sq, backend)
 
     def kernel_rows(self, data, max_elems=1 << 24):
         """Yield ``(lo, hi, K_hat(X[lo:hi], SV))`` in chunks of at most ``max_elems``."""
@@ -683,6 +725,34 @@ def outputs(state, data, output, coefficients, beta):
     return parts[0] if len(parts) == 1 else bk.concat(parts)
 
 
+def block_margins(state, block, rows, coef, cache, backend):
+    """(b, C) on the host: the margin sums ``sum_j A[j, c] K(x_j, x_i)`` of the block
+    over the vectors stored before it.
+
+    ``block`` is ``(X, inv, sq)`` of the block's ``rows`` on the backend, whose kernel
+    rows against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
+    entries each); ``coef`` the coefficients there (:class:`Coefficients`). With
+    ``cache`` (the sums kept across the epochs of one fit), only the columns of vectors
+    new to a row are computed.
+    """
+    b, m0 = rows.shape[0], state.m
+    F = np.zeros((b, state.n_problems))
+    first, col0 = None, 0
+    if cache is not None:
+        first = cache[1][rows]
+        col0 = int(first.min()) if b else m0
+    if m0 > col0:
+        K = state.block_rows(block, col0, m0, backend)
+        if first is not None and (first > col0).any():
+            K = backend.zero_before(K, first - col0)
+        F = backend.host(K @ coef.view(state.A, col0, m0))
+        state.n_kernel_evals += state._evals * b * (m0 - col0)
+    if first is not None:
+        known = first > 0
+        F[known] += cache[0][rows[known]]
+    return F
+
+
 def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
     """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
 
@@ -714,32 +784,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b)
-        F = np.zeros((b, n_problems))
-        if cache is not None:
-            P, seen = cache
-            first = seen[rows]
-            col0 = int(first.min()) if b else m0
-        else:
-            first = None
-            col0 = 0
-        if m0 > col0:
-            inv_s, sq_s = store.norms(col0, m0)
-            K = kernel.normalised(
-                Xb,
-                store.view(col0, m0),
-                inv_bd,
-                inv_s,
-                sq_bd,
-                sq_s if kernel.needs_norms else None,
-                bk,
-            )
-            if first is not None and (first > col0).any():
-                K = bk.zero_before(K, first - col0)
-            F = bk.host(K @ coef.view(state.A, col0, m0))
-            state.n_kernel_evals += b * (m0 - col0)
-        if first is not None:
-            known = first > 0
-            F[known] += P[rows[known]]
+        F = block_margins(state, (Xb, inv_bd, sq_bd), rows, coef, cache, bk)
         Gb = bk.host(kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
         state.n_kernel_evals += b * b
         new_a = np.zeros((b, n_problems))

@@ -1,15 +1,15 @@
 """Learned state of one binary problem of a linear p-norm algorithm.
 
 A plain container of numpy arrays (picklable, no jitted objects), handed to the
-compiled loops of :mod:`marginkit._linear`.
+compiled loops of :mod:`marginkit._core.linear`.
 """
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import _checks as check
-from . import _linear as L
-from .persistence import trusted_type
+from .. import _checks as check
+from ..persistence import trusted_type
+from . import linear as L
 
 _INDEX = np.int32
 
@@ -277,11 +277,11 @@ class PNormState:
         The votes are those of the exact values of the hypotheses training used: every
         w_k is replayed from the log with the arithmetic of training, on the columns X
         uses only, and no running sum decides a vote whose value is within its rounding
-        of 0 (:func:`marginkit._linear.cast_votes`). So there is no cancellation however
+        of 0 (:func:`marginkit._core.linear.cast_votes`). So there is no cancellation however
         the hypotheses' scale swings, and a row gets the same decisions dense or sparse,
         alone or in a batch. Dense rows are multiplied with the rebuilt hypotheses in
         blocks (:meth:`hypotheses`, BLAS); sparse rows follow each correction's changed
-        coordinates instead (:func:`marginkit._linear.vote_rows`), O(corrections x rows
+        coordinates instead (:func:`marginkit._core.linear.vote_rows`), O(corrections x rows
         + the rows' non-zeros on the changed columns).
 
         With ``hyp_sigma`` and ``hyp_bias`` (per correction k: w_(k+1) = hyp_sigma[k]

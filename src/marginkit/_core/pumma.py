@@ -24,7 +24,7 @@ it by Newton's method with a backtracking line search. Every sum over coordinate
 that z does not touch is a power of ``a`` times a maintained total, so a Newton step
 costs O(nnz(x+) + nnz(x-)), not O(d).
 
-The state is that of :mod:`marginkit._linear` (theta = s v, g = sign(v)|v|^(p-1),
+The state is that of :mod:`marginkit._core.linear` (theta = s v, g = sign(v)|v|^(p-1),
 S = sum |v|^p, lazy average, correction log). The 2-norm soft margin replaces x_i . x_j
 by x_i . x_j + lam [i = j]: every training example has a coordinate of its own
 holding sqrt(lam), so that the weight vector has one more coordinate per support
@@ -37,7 +37,7 @@ Before both classes have been seen, the best hyperplane is w = 0 with b = y.
 import numpy as np
 from numba import njit
 
-from ._linear import (
+from .linear import (
     F_PENDING,
     F_S,
     F_SIGMA,
@@ -318,7 +318,7 @@ def pumma_pass(
     length d (left zeroed); ``new_*`` have room for d entries, ``j_*`` for 2 d + 2.
     With ``newton_at_2`` the p = 2 update is solved by Newton's method too (to check
     the closed form against it).
-    ``w`` and ``log`` are as in :func:`marginkit._linear.linear_pass`; a logged
+    ``w`` and ``log`` are as in :func:`marginkit._core.linear.linear_pass`; a logged
     correction also records the hypothesis's scale ``h_sigma`` and bias ``h_bias``
     (w_k = h_sigma[k] g_k). Returns the position reached: less than ``len(order)``
     when the log is full.

@@ -1,9 +1,9 @@
 """Kernel PUMMA_2(delta) on the blocked engine (Ishibashi, Hatano and Takeda, COLT 2008).
 
 At p = 2 an update of PUMMA is w' = c w + d z with z = (phi(x+) - phi(x-)) / 2 (see
-:mod:`marginkit._pumma`). The store here holds those *pairs*: atom k is the vector
+:mod:`marginkit._core.pumma`). The store here holds those *pairs*: atom k is the vector
 ``z_k = (phi(p_k) - phi(n_k)) / 2`` with a coefficient that never changes after it is
-appended, so that, as for kernel ALMA (:mod:`marginkit._engine`), a block of examples is
+appended, so that, as for kernel ALMA (:mod:`marginkit._core.kernel`), a block of examples is
 processed with one product of kernel rows against the atoms and a compiled walk that
 adds the atoms made inside the block to the examples after them. Kernel rows of a pair
 are the difference of two kernel rows; the current x+ and x- of every problem, when
@@ -19,18 +19,18 @@ one known kernel value to them), so no kernel sum beyond the margins is needed.
 import numpy as np
 from numba import njit
 
-from . import _checks as check
-from ._engine import (
+from .. import _checks as check
+from ..persistence import trusted_type
+from .kernel import (
     FLUSH_RATIO,
     Coefficients,
     RowStore,
-    _grow,
+    Stored,
+    block_margins,
     check_problems,
     outputs,
-    trimmed,
 )
-from ._kernels import Kernel
-from .persistence import trusted_type
+from .kernels import Kernel
 
 
 @njit(cache=True, nogil=True)
@@ -284,7 +284,7 @@ def _forget_pair(
 
 
 @trusted_type
-class PairState:
+class PairState(Stored):
     """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
 
     def __init__(self, n_features, n_problems, sparse, kernel, normalize):
@@ -333,10 +333,6 @@ class PairState:
     def m(self):
         return self.POS.n
 
-    @property
-    def n_corrections(self):
-        return self.k - 1
-
     #: arrays with a row per atom (``hcount``: one more)
     _per_vector = (
         "index_p",
@@ -350,8 +346,7 @@ class PairState:
         "reset",
     )
 
-    def __getstate__(self):
-        return trimmed(self, self.m, self._per_vector)
+    _scaled = ("A", "V", "beta")
 
     #: arrays with one entry per problem
     _per_problem = ("s", "norm2", "T", "Tb", "bias", "Gp", "Gn", "slp", "sln")
@@ -404,14 +399,6 @@ class PairState:
         for name in ("pos_row", "neg_row"):
             check.array(getattr(self, name), f"{where}.{name}", np.int64, (None,), within=(-1, n))
 
-    def reserve(self, extra):
-        need = self.m + extra
-        if need > self.A.shape[0]:
-            for name in self._per_vector:
-                setattr(self, name, _grow(getattr(self, name), need))
-        if need + 1 > self.hcount.shape[0]:
-            self.hcount = _grow(self.hcount, need + 1)
-
     def new_data(self):
         """Rows of new data are new examples: no row holds an x+ or x- any more."""
         self.pos_row[:] = -1
@@ -439,6 +426,12 @@ class PairState:
             for store in (self.POS, self.NEG)
         )
         return (Kp - Kn) * 0.5
+
+    _evals = 2
+
+    def block_rows(self, block, lo, hi, backend):
+        """Pair rows of the block ``(X, inv, sq)`` for atoms lo..hi-1."""
+        return self.pair_rows(*block, lo, hi, backend)
 
     def kernel_rows(self, data, max_elems=1 << 23):
         """Yield ``(lo, hi, pair rows of X[lo:hi])`` in chunks of at most ``max_elems``."""
@@ -469,32 +462,12 @@ class PairState:
             self.n_kernel_evals += Xb.shape[0]
         return out
 
-    # -- numerical housekeeping ----------------------------------------------------------
-    def flush(self, c, extra=None):
-        """Close the averaging intervals of problem c; T_c restarts from 0."""
-        m = self.m
-        self.acc[:m, c] += self.A[:m, c] * (self.T[c] - self.T_ins[:m, c]) * self.mask[:m, c]
-        self.T_ins[:m, c] = 0.0
-        if extra is not None:
-            coef, tins, acc, sel = extra
-            acc[sel] += coef[sel] * (self.T[c] - tins[sel])
-            tins[sel] = 0.0
-        self.T[c] = 0.0
-
-    def coefficients_changed(self):
-        """Older coefficients changed: a device's copy of them is made anew."""
-        mirror = self.__dict__.get("_mirror")
-        if mirror is not None:
-            mirror.stale()
-
     # -- outputs -----------------------------------------------------------------------
     def coefficients(self, output):
-        m = self.m
+        """``(coefficients, intercepts)`` of the ``last`` or ``avg`` hypothesis."""
         if output == "last":
-            return self.A[:m] * self.s[None, :], self.bias.copy()
-        total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
-        n = max(self.n_trials, 1)
-        return total / n, self.Tb / n
+            return self.A[: self.m] * self.s[None, :], self.bias.copy()
+        return self.averaged(), self.Tb / max(self.n_trials, 1)
 
     def scores(self, data, output):
         """Decision values (n, C) on the backend of ``data``; the vote adds each
@@ -505,12 +478,12 @@ class PairState:
 def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None, offset=0):
     """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
 
-    ``data`` (:class:`marginkit._engine.Instances`) holds the rows, where their
+    ``data`` (:class:`marginkit._core.kernel.Instances`) holds the rows, where their
     products are made, with ``inv`` = 1 / sqrt(K(x, x)) when normalised, else 1 (0
     where K(x, x) = 0; such a row is the zero vector, whose constraint y b >= 1 still
     counts); ``slack`` the
     (n, C) soft-margin sums of the rows of X; ``cache`` None or (P, seen) as in
-    :func:`marginkit._engine.train_blocks`. Returns the updates and conflicts made.
+    :func:`marginkit._core.kernel.train_blocks`. Returns the updates and conflicts made.
     """
     delta, lam = params["delta"], params["lam"]
     b_max, fold_below = params["block_size"], params["fold_below"]
@@ -526,23 +499,7 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b * C)
-        F = np.zeros((b, C))
-        if cache is not None:
-            Pc, seen_c = cache
-            first = seen_c[rows]
-            col0 = int(first.min()) if b else m0
-        else:
-            first = None
-            col0 = 0
-        if m0 > col0:
-            K = state.pair_rows(Xb, inv_bd, sq_bd, col0, m0, bk)
-            if first is not None and (first > col0).any():
-                K = bk.zero_before(K, first - col0)
-            F = bk.host(K @ coef.view(state.A, col0, m0))
-            state.n_kernel_evals += 2 * b * (m0 - col0)
-        if first is not None:
-            known = first > 0
-            F[known] += Pc[rows[known]]
+        F = block_margins(state, (Xb, inv_bd, sq_bd), rows, coef, cache, bk)
         Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
         state.n_kernel_evals += b * b
         kpos0 = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
@@ -616,29 +573,23 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
             na = int(n_at[0])
             for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
                 sel = at_class[:na] == c
-                state.flush(c, (at_coef[:na], at_tins[:na], at_acc[:na], sel))
-                f = state.s[c]
-                state.A[:m0, c] *= f
-                state.V[:m0, c] *= f
-                state.beta[:m0, c] *= f
-                at_coef[:na][sel] *= f
-                at_v[:na][sel] *= f
-                at_beta[:na][sel] *= f
-                F[pos:, c] *= f
-                f_seen[:pos, c] *= f
-                slack[:, c] *= f
-                for v in (state.Gp, state.Gn, state.slp, state.sln):
-                    v[c] *= f
+                views = [F[pos:, c], f_seen[:pos, c], slack[:, c]]
+                views += [v[c : c + 1] for v in (state.Gp, state.Gn, state.slp, state.sln)]
                 if cache is not None:
-                    cache[0][:, c] *= f
-                state.s[c] = 1.0
-                state.coefficients_changed()
+                    views.append(cache[0][:, c])
+                state.fold(
+                    c,
+                    views,
+                    [(at_coef[:na], at_tins[:na], at_acc[:na], sel)],
+                    [(at_v[:na], sel), (at_beta[:na], sel)],
+                )
         na = int(n_at[0])
         if at_reset[:na].any():
             state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
         for c in range(C):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
-                state.flush(c, (at_coef[:na], at_tins[:na], at_acc[:na], at_class[:na] == c))
+                sel = at_class[:na] == c
+                state.flush(c, [(at_coef[:na], at_tins[:na], at_acc[:na], sel)])
         if cache is not None:
             # margin sums over the atoms stored before each row's trial
             # atom j was made at row max(at_pos[j], at_neg[j]) (its newer example)

@@ -7,7 +7,7 @@ arrays live; only the small results that the walk needs (b x C margins and the b
 in-block Gram) come to the host, where one compiled walk makes every decision.
 
 :class:`Host` is numpy and scipy.sparse with the compiled elementwise pass
-(:func:`marginkit._kernels._finish`); :class:`Device` is any other namespace, written
+(:func:`marginkit._core.kernels._finish`); :class:`Device` is any other namespace, written
 against the standard only. scikit-learn's private helpers name the namespace and move
 arrays between libraries (DLPack first): they are its own convention, kept here in one
 place.
@@ -162,7 +162,10 @@ class Device(_Common):
         return self.xp.zeros(shape, dtype=self.dtype, device=self.device)
 
     def host(self, a):
-        return to_numpy(a, np.float64)
+        out = to_numpy(a, np.float64)
+        # the walk writes into what comes back; an array shared through DLPack may not
+        # be writeable
+        return out if out.flags.writeable else out.copy()
 
     def concat(self, parts):
         return self.xp.concat(parts, axis=0)

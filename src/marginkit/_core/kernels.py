@@ -18,10 +18,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from . import _checks as check
-from ._arrays import HOST, Host
-from ._linear import power
-from .persistence import trusted_type
+from .. import _checks as check
+from ..persistence import trusted_type
+from .arrays import HOST, Host
+from .linear import power
 
 KERNELS = ("linear", "poly", "rbf", "poly_rbf")
 _CODES = {name: i for i, name in enumerate(KERNELS)}
@@ -135,7 +135,7 @@ class Kernel:
 
         ``inv_a``, ``inv_b`` are ``1 / sqrt(K(x, x))`` (0 where K(x, x) = 0), and with
         ``sq_a``, ``sq_b`` (``||x||^2``, for the Gaussian kernels) arrays of the
-        ``backend`` (:mod:`marginkit._arrays`; the host in float64 when None), where the
+        ``backend`` (:mod:`marginkit._core.arrays`; the host in float64 when None), where the
         result is made.
         """
         backend = HOST if backend is None else backend
