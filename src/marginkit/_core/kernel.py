@@ -31,9 +31,12 @@ Outputs, with no copy of any hypothesis:
   insertion order give every ``w_k . x`` up to its positive scale.
 """
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from sklearn import config_context, get_config
 
 from .. import _checks as check
 from ..persistence import trusted_type
@@ -45,6 +48,10 @@ from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 FLUSH_RATIO = 1e-4
 # Fold s into the coefficients below this (s shrinks, A = eta y / s grows).
 FOLD_BELOW = 1e-100
+#: Make the next block's products in a worker thread while the walk goes through the
+#: current block (:class:`Ahead`): on more than two cores, where the products leave
+#: room for it (on two, BLAS keeps both busy, and the overlap measured no gain).
+OVERLAP = (os.cpu_count() or 1) > 2
 
 
 @njit(cache=True, nogil=True)
@@ -434,6 +441,7 @@ class Coefficients:
         self.backend = backend
         self.array = None
         self.rows = 0
+        self.version = 0  # counts the changes to older rows
 
     @staticmethod
     def of(state, backend):
@@ -445,6 +453,7 @@ class Coefficients:
 
     def stale(self):
         self.array = None
+        self.version += 1
 
     def view(self, A, lo, hi):
         bk = self.backend
@@ -628,6 +637,7 @@ class KernelState(Stored):
         self.n_trials = 0
         self.n_seen = 0  # stream position, for support indices
         self.n_kernel_evals = 0  # kernel entries computed in training
+        self.n_last = 0  # support vectors the last block stored
 
     #: arrays with a row per support vector (``hcount``: one more)
     _per_vector = ("index", "A", "T_ins", "acc", "mask", "reset", "V")
@@ -640,12 +650,13 @@ class KernelState(Stored):
         trials ``hcount`` against ``n_trials``."""
         w = f"{where}."
         names = ("kernel", "n_problems", "store", "s", "norm2", "k", "T", "hcount")
-        names += ("n_trials", "n_seen", "n_kernel_evals", *self._per_vector)
+        names += ("n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
         check.attributes(self, where, names)
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         C = check.equal(self.n_problems, w + "n_problems", n_problems)
         check.instance(self.store, w + "store", RowStore)._check_loaded(w + "store", n_features)
         m = self.store.n
+        check.integer(self.n_last, w + "n_last", 0, m)
         check.array(self.index, w + "index", np.int64, (m,), within=(0, 2**62))
         for name in ("A", "T_ins", "acc"):
             check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
@@ -725,32 +736,96 @@ def outputs(state, data, output, coefficients, beta):
     return parts[0] if len(parts) == 1 else bk.concat(parts)
 
 
-def block_margins(state, block, rows, coef, cache, backend):
+def margins_plan(state, rows, coef, cache, lo, hi):
+    """What the margin sums of a block over stored vectors lo..hi-1 need, taken where
+    the walk runs: ``(first, col0, hi, coefficients)``. With ``cache`` (the sums kept
+    across the epochs of one fit) row i needs only the vectors from ``first[i]`` on."""
+    first = None
+    if cache is not None:
+        first = cache[1][rows]
+        lo = max(lo, int(first.min())) if rows.shape[0] else hi
+    return first, lo, hi, coef.view(state.A, lo, hi) if hi > lo else None
+
+
+def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
     """(b, C) on the host: the margin sums ``sum_j A[j, c] K(x_j, x_i)`` of the block
-    over the vectors stored before it.
+    over the stored vectors of ``plan`` (:func:`margins_plan`), and the number of kernel
+    entries that took.
 
     ``block`` is ``(X, inv, sq)`` of the block's ``rows`` on the backend, whose kernel
     rows against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
-    entries each); ``coef`` the coefficients there (:class:`Coefficients`). With
-    ``cache`` (the sums kept across the epochs of one fit), only the columns of vectors
-    new to a row are computed.
+    entries each). ``with_cache``: add the sums kept over the vectors before ``first``.
+    Reads the state only below ``hi``, so a worker thread may run it while the walk
+    appends.
     """
-    b, m0 = rows.shape[0], state.m
-    F = np.zeros((b, state.n_problems))
-    first, col0 = None, 0
-    if cache is not None:
-        first = cache[1][rows]
-        col0 = int(first.min()) if b else m0
-    if m0 > col0:
-        K = state.block_rows(block, col0, m0, backend)
+    first, col0, hi, A = plan
+    F = np.zeros((rows.shape[0], state.n_problems))
+    evals = 0
+    if hi > col0:
+        K = state.block_rows(block, col0, hi, backend)
         if first is not None and (first > col0).any():
-            K = backend.zero_before(K, first - col0)
-        F = backend.host(K @ coef.view(state.A, col0, m0))
-        state.n_kernel_evals += state._evals * b * (m0 - col0)
-    if first is not None:
+            K = backend.zero_before(K, np.maximum(first - col0, 0))
+        F = backend.host(K @ A)
+        evals = state._evals * rows.shape[0] * (hi - col0)
+    if first is not None and with_cache:
         known = first > 0
         F[known] += cache[0][rows[known]]
-    return F
+    return F, evals
+
+
+class Ahead:
+    """The products of the next block, made in a worker thread while the walk goes
+    through the current one (BLAS and the compiled passes release the GIL): its rows,
+    its in-block Gram and its margin sums over the vectors stored when it was started.
+    The sums over the vectors the current block adds follow when the next block
+    starts, as a second term: every block sums in these two parts, split where the
+    block before it started (``m - state.n_last``), with or without a worker, so that
+    the result does not depend on whether one ran, nor on where checkpoints fell."""
+
+    _pool = None
+
+    @classmethod
+    def pool(cls):
+        if cls._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            cls._pool = ThreadPoolExecutor(1, thread_name_prefix="marginkit-products")
+        return cls._pool
+
+    def __init__(self, state, data, rows, coef, cache):
+        self.rows = rows
+        self.split = state.m
+        self.version = coef.version
+        plan = margins_plan(state, rows, coef, cache, 0, self.split)
+        # scikit-learn's configuration (array API dispatch) is the caller's thread's
+        self.future = self.pool().submit(
+            _configured, get_config(), products, state, data, rows, plan, cache
+        )
+
+    def result(self, state, data, coef, cache):
+        """``(X, inv, block, F, Gb, evals)`` of the block as the walk needs it now."""
+        Xb, inv_b, block, F, Gb, evals = self.future.result()
+        if coef.version != self.version:
+            # the walk rescaled or forgot coefficients of vectors these sums used
+            plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
+            F, evals = block_margins(state, block, self.rows, plan, cache, data.backend)
+            evals += Xb.shape[0] ** 2
+        return Xb, inv_b, block, F, Gb, evals
+
+
+def _configured(config, fn, *args):
+    with config_context(**config):
+        return fn(*args)
+
+
+def products(state, data, rows, plan, cache):
+    """A block's rows, margin sums over the vectors of ``plan`` and in-block Gram."""
+    bk = data.backend
+    Xb, inv_b, inv_bd, sq_bd = data.block(rows)
+    block = (Xb, inv_bd, sq_bd)
+    F, evals = block_margins(state, block, rows, plan, cache, bk)
+    Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
+    return Xb, inv_b, block, F, Gb, evals + Xb.shape[0] ** 2
 
 
 def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
@@ -773,20 +848,31 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
     rule = params["rule"]
     alpha, B, C = params["alpha"], params["B"], params["C"]
     b_max, fold_below = params["block_size"], params["fold_below"]
-    kernel = state.kernel
     n_problems = state.n_problems
     bk = data.backend
     store = state.store.to(bk)
     coef = Coefficients.of(state, bk)
+    ahead = None
     for lo in range(0, order.shape[0], b_max):
         rows = order[lo : lo + b_max]
         b = rows.shape[0]
-        Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b)
-        F = block_margins(state, (Xb, inv_bd, sq_bd), rows, coef, cache, bk)
-        Gb = bk.host(kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
-        state.n_kernel_evals += b * b
+        split = m0 - state.n_last  # where the block before this one started
+        if ahead is None:
+            plan = margins_plan(state, rows, coef, cache, 0, split)
+            Xb, inv_b, block, F, Gb, evals = products(state, data, rows, plan, cache)
+        else:
+            Xb, inv_b, block, F, Gb, evals = ahead.result(state, data, coef, cache)
+        # the vectors the block before stored (the cache's sums are in the first term)
+        plan = margins_plan(state, rows, coef, cache, split, m0)
+        F_last, evals_last = block_margins(state, block, rows, plan, cache, bk, False)
+        F += F_last
+        _, inv_bd, sq_bd = block
+        state.n_kernel_evals += evals + evals_last
+        ahead = None
+        if OVERLAP and lo + b_max < order.shape[0]:
+            ahead = Ahead(state, data, order[lo + b_max : lo + 2 * b_max], coef, cache)
         new_a = np.zeros((b, n_problems))
         new_v = new_a if state.V is None else np.zeros((b, n_problems))
         new_t = np.zeros((b, n_problems))
@@ -865,6 +951,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             state.reset[m0:m1] = new_reset[sv_rows]
             if state.V is not None:
                 state.V[m0:m1] = new_v[sv_rows]
+        state.n_last = n_new
         state.n_trials += b
         if progress is not None:
             progress(b)

@@ -28,6 +28,7 @@ from .kernel import (
     Stored,
     block_margins,
     check_problems,
+    margins_plan,
     outputs,
 )
 from .kernels import Kernel
@@ -499,7 +500,9 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         Xb, inv_b, inv_bd, sq_bd = data.block(rows)
         m0 = state.m
         state.reserve(b * C)
-        F = block_margins(state, (Xb, inv_bd, sq_bd), rows, coef, cache, bk)
+        plan = margins_plan(state, rows, coef, cache, 0, m0)
+        F, evals = block_margins(state, (Xb, inv_bd, sq_bd), rows, plan, cache, bk)
+        state.n_kernel_evals += evals
         Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
         state.n_kernel_evals += b * b
         kpos0 = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
