@@ -20,7 +20,10 @@ from pathlib import Path
 from marginkit.experiments import BLAS_ONE_THREAD, get_experiment
 from marginkit.experiments.runner import Spec, run
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: the real data sets: $MARGINKIT_DATA when set, else ../shared/data
+SHARED = Path(
+    os.environ.get("MARGINKIT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 def strip_timings(value):

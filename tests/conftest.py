@@ -8,14 +8,18 @@ import pytest
 # reads when first imported: set here, before any test module imports it
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+#: The real data sets: $MARGINKIT_DATA when set, else ../shared/data beside the checkout
+SHARED_DATA = Path(
+    os.environ.get("MARGINKIT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 
 
 @pytest.fixture
 def shared_data():
-    """../shared/data when present; the test is skipped with the reason otherwise."""
+    """The real data sets ($MARGINKIT_DATA, else ../shared/data) when present; the test is
+    skipped with the reason otherwise."""
     if not SHARED_DATA.is_dir():
-        pytest.skip(f"real data sets not found at {SHARED_DATA}")
+        pytest.skip(f"real data sets not found at {SHARED_DATA} (set MARGINKIT_DATA)")
     return SHARED_DATA
 
 

@@ -89,12 +89,12 @@ def test_user_errors_exit_2_with_one_line(argv, message, capsys):
     assert message in _one_error_line(captured.err)
 
 
-def test_unwritable_output_is_one_line_and_exit_1(tmp_path, capsys):
+def test_unwritable_output_is_one_line_and_exit_2_before_any_cell(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
     argv = ["reproduce", "gentile-table6", "--quick", "--quiet", "--out", str(blocker / "x")]
-    assert main(argv) == 1
-    _one_error_line(capsys.readouterr().err)
+    assert main(argv) == 2
+    assert "cannot write the results" in _one_error_line(capsys.readouterr().err)
 
 
 def test_subprocess_unknown_experiment_and_version():

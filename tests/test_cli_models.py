@@ -49,7 +49,8 @@ def test_train_evaluate_predict_svmlight(files, capsys):
     assert model.lam == 0.5 and model.delta == 0.05
     assert main(["evaluate", str(paths["model"]), str(paths["test"])]) == 0
     out = capsys.readouterr().out
-    assert "test error" in out and "margin (p-norm, with bias)" in out
+    assert "test error" in out and "geometric margin (p = 2)" in out
+    assert "smallest margin y f(x)" in out and "median margin y f(x)" in out
     assert main(["evaluate", str(paths["model"]), str(paths["test"]), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     Xt, yt = read_data(paths["test"], n_features=model.n_features_in_)
@@ -71,9 +72,11 @@ def test_train_on_csv_with_header_and_label_first(files, capsys):
     model = marginkit.load(paths["model"])
     assert model.p == 3 and model.n_features_in_ == 5
     np.testing.assert_array_equal(model.classes_, [-1, 1])
-    # the header is not numbers: without --skip-header the file is refused, with a hint
-    assert main([*args, "--label-column", "0"]) == 2
-    assert "skip_header" in _one_error_line(capsys.readouterr().err)
+    # the header is not numbers: without --skip-header it is taken as a header all the same
+    assert main([*args, "--label-column", "0", "--param", "p=3"]) == 0
+    capsys.readouterr()
+    again = marginkit.load(paths["model"])
+    np.testing.assert_array_equal(again.coef_, model.coef_)
 
 
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
@@ -150,7 +153,8 @@ def test_evaluate_reports_unknown_labels(files):
     odd = paths["train"].with_name("odd.svm")
     dump_svmlight_file(X[:10], np.full(10, 7), str(odd))
     result = evaluate(paths["model"], odd)
-    assert result["unknown_labels"] == 10 and result["error"] == 1.0 and result["margin"] is None
+    assert result["unknown_labels"] == 10 and result["error"] == 1.0
+    assert result["geometric_margin"] is None and result["smallest_margin"] is None
 
 
 def test_train_with_a_checkpoint_resumes(files, capsys):

@@ -15,7 +15,36 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "prepare_output"]
+
+
+def prepare_output(path, what="the output"):
+    """Check, before any work, that ``path`` can be written: it is not a folder, and its
+    folder either is a writable folder or can be made (the nearest folder that exists
+    above it is writable, and no file stands in the way). Nothing is created here:
+    :func:`atomic_write` makes the missing folders when it writes.
+
+    Returns
+    -------
+    path : pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        One line naming ``what`` and ``path``, and why it cannot be written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"cannot write {what} to {path}: it is a folder")
+    folder = path.parent
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"cannot write {what} to {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write {what} to {path}: the folder {existing} is not writable")
+    return path
 
 
 def atomic_write(path, data, *, private=False):
@@ -24,7 +53,7 @@ def atomic_write(path, data, *, private=False):
     Parameters
     ----------
     path : str or path-like
-        The file to write. Its folder must exist.
+        The file to write; missing folders above it are made.
     data : bytes, str or callable
         The contents: bytes, text (written as UTF-8), or a function called as
         ``data(f)`` with the temporary file open for binary writing (to let a library
@@ -39,7 +68,12 @@ def atomic_write(path, data, *, private=False):
         The file written.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        # name the file asked for, not the temporary one
+        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror}") from None
     try:
         if not private:
             os.fchmod(fd, 0o666 & ~_umask())

@@ -269,7 +269,10 @@ def _add_data_options(cmd):
         help="CSV: the column of the label (default -1, the last)",
     )
     cmd.add_argument(
-        "--skip-header", action="store_true", help="CSV: the first line names the columns"
+        "--skip-header",
+        action="store_true",
+        help="CSV: the first line names the columns (a first line that is not numbers "
+        "is taken as such anyway)",
     )
 
 
@@ -363,10 +366,18 @@ def _add_model_commands(commands):
 
     ev = commands.add_parser(
         "evaluate",
-        help="test error, timing, corrections and margin of a saved model",
-        description="Evaluate a saved model on a labelled data file: test error, "
-        "prediction time, corrections made in training and, for a two-class linear "
-        "hyperplane, its p-norm margin on these data.",
+        help="test error, timing, corrections and margins of a saved model",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Evaluate a saved model on a labelled data file.\n\n"
+        "test error: the fraction of examples misclassified.\n"
+        "smallest / median margin: of y f(x), f the model's decision_function (several "
+        "classes: f_y(x) less\n  the largest other f_j(x)), the values that --plot "
+        "draws; negative for a mistake. ALMA's\n  are margins of normalised instances "
+        "under a hypothesis of norm at most 1, so in [-1, 1];\n  the Perceptron's are "
+        "not normalised.\n"
+        "geometric margin (two-class linear models): min y (w . x + b) / ||w||_q, the "
+        "p-norm distance of\n  the closest example to the hyperplane (1/p + 1/q = 1; b "
+        "is 0 without an intercept), scale-free.",
     )
     ev.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
     ev.add_argument("data", metavar="DATA", help="labelled data file")
@@ -411,7 +422,12 @@ def _train(args) -> int:
         )
     except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
+    except OSError as exc:
+        _say(f"error: {exc}")
+        return 1
     if not args.quiet:
+        if summary["resumed_from"]:
+            _say(f"resumed from the checkpoint {summary['resumed_from']}")
         for message in summary["warnings"]:
             _say(f"warning: {message}")
         _say(
@@ -423,16 +439,17 @@ def _train(args) -> int:
 
 
 def _predict(args) -> int:
+    from ._files import atomic_write, prepare_output
     from .tasks import predict
 
     try:
+        if args.out:
+            prepare_output(args.out, "the labels")
         labels = predict(args.model, args.data, **_read_options(args))
     except (FileNotFoundError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     text = "".join(f"{label}\n" for label in labels)
     if args.out:
-        from ._files import atomic_write
-
         atomic_write(args.out, text)
     else:
         sys.stdout.write(text)
@@ -460,8 +477,16 @@ def _evaluate(args) -> int:
     ]
     if result["unknown_labels"]:
         rows.append(("labels unknown to the model", str(result["unknown_labels"])))
-    if result["margin"] is not None:
-        rows.append(("margin (p-norm, with bias)", f"{result['margin']:.6g}"))
+    if result["smallest_margin"] is not None:
+        rows.append(("smallest margin y f(x)", f"{result['smallest_margin']:.6g}"))
+        rows.append(("median margin y f(x)", f"{result['median_margin']:.6g}"))
+    if result["geometric_margin"] is not None:
+        rows.append(
+            (
+                f"geometric margin (p = {result['p']:g})",
+                f"{result['geometric_margin']:.6g}",
+            )
+        )
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
@@ -562,7 +587,7 @@ def _reproduce(args) -> int:
             scheduler=args.scheduler,
             **options,
         )
-    except (MissingDataError, ImportError) as exc:
+    except (MissingDataError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")

@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import (
     ALMAClassifier,
@@ -36,6 +37,7 @@ from . import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
+from ._files import prepare_output
 from .formats import data_format, read_file
 from .persistence import load, save
 
@@ -121,10 +123,16 @@ def _read_dataset(path, fmt=None, **options):
     except ValueError as exc:
         if fmt == "svmlight":
             raise ValueError(f"{path}: cannot be read as an svmlight file ({exc})") from exc
-        hint = ""
-        if not options.get("skip_header") and str(exc).startswith("line 1:"):
-            hint = " (if its first line names the columns: skip_header)"
-        raise ValueError(f"{path}: cannot be read as numeric CSV ({exc}){hint}") from exc
+        if options.get("skip_header") or not str(exc).startswith("line 1:"):
+            raise ValueError(f"{path}: cannot be read as numeric CSV ({exc})") from exc
+        # a first line that is not numbers, over lines that are: a header
+        try:
+            data = read_file(path, fmt, **{**options, "skip_header": True})
+        except ValueError:
+            raise ValueError(
+                f"{path}: cannot be read as numeric CSV ({exc}); nor with its first line "
+                "taken as a header"
+            ) from exc
     if data.X.shape[0] == 0:
         raise ValueError(f"{path}: no examples")
     y = data.y
@@ -204,6 +212,11 @@ def train(
         index makes a model wider than this machine's memory holds.
     """
     est = make_estimator(estimator, params)
+    # where the work goes, checked before any of it is done
+    prepare_output(model, "the model")
+    if checkpoint is not None:
+        prepare_output(checkpoint, "the checkpoint")
+    resumed = checkpoint is not None and Path(checkpoint).is_file()
     if chunk_size is None and classes is not None:
         raise ValueError("classes is an option of streaming: give chunk_size")
     if chunk_size is None:
@@ -266,6 +279,7 @@ def train(
         "classes": [c.item() if hasattr(c, "item") else c for c in est.classes_],
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
         "train_seconds": seconds,
+        "resumed_from": str(checkpoint) if resumed else None,
         "warnings": [str(w.message) for w in caught],
     }
 
@@ -369,9 +383,17 @@ def evaluate(model, data, *, fmt=None, plot=None, label_column=-1, skip_header=F
     is then its path.
     """
     from .margins import margin
+    from .plotting import output_margins
 
+    if plot is not None:
+        prepare_output(plot, "the plot")
     est = load(model)
     X, y = _read_for(est, data, fmt, True, label_column, skip_header)
+    if X.shape[1] == 0 or (sp.issparse(X) and X.nnz == 0):
+        raise ValueError(
+            f"{data}: no example has a feature (a file of labels only, as predict writes "
+            "them?): nothing to evaluate"
+        )
     start = time.perf_counter()
     pred = est.predict(X)
     seconds = time.perf_counter() - start
@@ -385,12 +407,23 @@ def evaluate(model, data, *, fmt=None, plot=None, label_column=-1, skip_header=F
         "unknown_labels": int((~known).sum()),
         "predict_seconds": seconds,
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
-        "margin": None,
+        "smallest_margin": None,
+        "median_margin": None,
+        "geometric_margin": None,
+        "p": None,
     }
-    # the p-norm margin of a linear two-class hyperplane on these data
+    # margins on the scale of decision_function, the plot's: y f(x) (multiclass: the
+    # true class's value less the largest other)
+    if known.all():
+        margins = output_margins(est, X, y)
+        out["smallest_margin"] = float(margins.min())
+        out["median_margin"] = float(np.median(margins))
+    # the geometric p-norm margin of a linear two-class hyperplane on these data
     if len(est.classes_) == 2 and known.all() and hasattr(est, "coef_"):
+        p = getattr(est, "p_", 2.0)
         try:
-            out["margin"] = float(margin(est, X, y, p=getattr(est, "p_", 2.0)))
+            out["geometric_margin"] = float(margin(est, X, y, p=p))
+            out["p"] = float(p)
         except (AttributeError, TypeError, ValueError):
             pass  # voted output, or a zero hyperplane: no margin to tell
     if plot is not None:

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._files import prepare_output
 from . import gentile_kernel, gentile_table6, pumma_artificial, pumma_real
 from .gentile_kernel import MissingDataError
 from .runner import Cell, LastValueCache, RunReport, Spec, run, write_text_atomic
@@ -174,6 +175,14 @@ def reproduce(
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     spec = module.build_spec(quick=quick, seed=seed, **options)
+    # every output path checked (its folder made) before any cell runs
+    prepare_output(json_path, "the results")
+    write_figures = getattr(module, "write_figures", None)
+    where = prefix if figures is None else Path(figures)
+    if where.suffix == ".png":
+        where = where.with_suffix("")
+    if write_figures is not None:
+        prepare_output(where.with_name(where.name + ".png"), "the figures")
     if workers is None and scheduler is None:
         run_cell = module.cell_runner(data_dir) if uses_data else module.run_cell
         report = run(spec, run_cell, json_path, quiet=quiet)
@@ -183,12 +192,8 @@ def reproduce(
     markdown = module.render(report.document)
     write_text_atomic(markdown_path, markdown)
     result = Reproduction(json_path, markdown_path, markdown, report)
-    write_figures = getattr(module, "write_figures", None)
     if write_figures is not None:
         try:
-            where = prefix if figures is None else Path(figures)
-            if where.suffix == ".png":
-                where = where.with_suffix("")
             result.figures = list(write_figures(report.document, where))
         except ImportError as exc:  # matplotlib is an optional extra
             result.figure_note = f"no figures drawn: {exc}"
