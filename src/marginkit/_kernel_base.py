@@ -290,6 +290,19 @@ class KernelOnlineClassifier(OnlineClassifier):
         return self._kstate.index[: self._kstate.m].copy()
 
     @property
+    def n_support_(self):
+        """Support vectors of each class, in the order of ``classes_``, as distinct
+        training examples: an example corrected in several epochs counts once, where
+        ``support_`` lists every stored vector.
+
+        With more than two classes, entry c counts the examples in the support of class
+        c's one-vs-rest problem (Gentile 2001's "SV" of each digit, Tables 2 and 4);
+        with two, the examples of each class in the support of the one problem (as
+        scikit-learn's ``SVC.n_support_``)."""
+        check_is_fitted(self, "_kstate")
+        return self._kstate.n_support(len(self.classes_))
+
+    @property
     def support_vectors_(self):
         """The support vectors, where the model is (the device of the last data it saw
         under dispatch)."""

@@ -499,6 +499,15 @@ def vote(K, V, mask, reset, hcount, trials, backend, beta=None, out=None):
     return xp.stack(cols, axis=1)
 
 
+def class_index(Y):
+    """The class of each row of one-vs-rest targets Y (+1 / -1): for one problem, 1
+    where its target is +1 (``classes_[1]``), else 0; for several, the problem whose
+    target is +1."""
+    if Y.shape[1] == 1:
+        return (Y[:, 0] > 0).astype(np.int64)
+    return np.argmax(Y, axis=1).astype(np.int64)
+
+
 def check_problems(state, where, m, C, floats):
     """The per-problem arrays of a kernel state of ``m`` vectors: the scales ``s``
     positive, the other ``floats`` finite, the counters ``k`` one more than the vectors
@@ -597,6 +606,19 @@ class Stored:
         self.s[c] = 1.0
         self.coefficients_changed()
 
+    def n_support(self, n_classes):
+        """(n_classes,) distinct examples (one corrected in several epochs is one): with
+        several one-vs-rest problems, those among the support vectors of each class's
+        problem (Gentile 2001's "SV" of each digit, Tables 2 and 4); with one problem,
+        those of each class among its support vectors (as scikit-learn's SVC counts)."""
+        index, label, problem = self.examples()
+        out = np.zeros(n_classes, dtype=np.int64)
+        if index.size:
+            group = label if self.n_problems == 1 else problem
+            pairs = np.unique(np.stack([group, index]), axis=1)
+            np.add.at(out, pairs[0], 1)
+        return out
+
     def averaged(self):
         """(m, C): the coefficients of the averaged hypothesis, ``sum_k c_k w_k`` over the
         trials (Freund and Schapire 1999) divided by their number."""
@@ -621,6 +643,7 @@ class KernelState(Stored):
         self.store = RowStore(n_features, sparse, backend=backend)
         cap = 256
         self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
+        self.label = np.zeros(cap, dtype=np.int64)  # its class, an index of classes_
         self.A = np.zeros((cap, n_problems))
         self.T_ins = np.zeros((cap, n_problems))
         self.acc = np.zeros((cap, n_problems))
@@ -640,7 +663,7 @@ class KernelState(Stored):
         self.n_last = 0  # support vectors the last block stored
 
     #: arrays with a row per support vector (``hcount``: one more)
-    _per_vector = ("index", "A", "T_ins", "acc", "mask", "reset", "V")
+    _per_vector = ("index", "label", "A", "T_ins", "acc", "mask", "reset", "V")
     _scaled = ("A", "V")
 
     def _check_loaded(self, where, n_features, n_problems, forgets):
@@ -658,6 +681,7 @@ class KernelState(Stored):
         m = self.store.n
         check.integer(self.n_last, w + "n_last", 0, m)
         check.array(self.index, w + "index", np.int64, (m,), within=(0, 2**62))
+        check.array(self.label, w + "label", np.int64, (m,), within=(0, max(2, C)))
         for name in ("A", "T_ins", "acc"):
             check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
         for name in ("mask", "reset"):
@@ -671,6 +695,12 @@ class KernelState(Stored):
     @property
     def m(self):
         return self.store.n
+
+    def examples(self):
+        """(positions in the stream, classes, problems) of the support vectors: one
+        entry for each problem a vector belongs to."""
+        rows, problem = np.nonzero(self.mask[: self.m])
+        return self.index[rows], self.label[rows], problem
 
     # -- numerical housekeeping ------------------------------------------------------
     # -- outputs ---------------------------------------------------------------------
@@ -944,6 +974,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
                 None if sq_bd is None else bk.xp.take(sq_bd, take, axis=0),
             )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
+            state.label[m0:m1] = class_index(Y_b[sv_rows])
             state.A[m0:m1] = new_a[sv_rows]
             state.T_ins[m0:m1] = new_t[sv_rows]
             state.acc[m0:m1] = new_acc[sv_rows]

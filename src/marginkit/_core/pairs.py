@@ -28,6 +28,7 @@ from .kernel import (
     Stored,
     block_margins,
     check_problems,
+    class_index,
     margins_plan,
     outputs,
 )
@@ -297,6 +298,8 @@ class PairState(Stored):
         cap = 256
         self.index_p = np.zeros(cap, dtype=np.int64)
         self.index_n = np.zeros(cap, dtype=np.int64)
+        self.label_p = np.zeros(cap, dtype=np.int64)  # classes of x+ and x-
+        self.label_n = np.zeros(cap, dtype=np.int64)
         self.A = np.zeros((cap, C))
         self.V = np.zeros((cap, C))
         self.beta = np.zeros((cap, C))
@@ -334,10 +337,19 @@ class PairState(Stored):
     def m(self):
         return self.POS.n
 
+    def examples(self):
+        """(positions in the stream, classes, problems) of the x+ and x- of every atom."""
+        atoms, problem = np.nonzero(self.mask[: self.m])
+        index = np.concatenate([self.index_p[atoms], self.index_n[atoms]])
+        label = np.concatenate([self.label_p[atoms], self.label_n[atoms]])
+        return index, label, np.concatenate([problem, problem])
+
     #: arrays with a row per atom (``hcount``: one more)
     _per_vector = (
         "index_p",
         "index_n",
+        "label_p",
+        "label_n",
         "A",
         "V",
         "beta",
@@ -372,6 +384,8 @@ class PairState(Stored):
             store._check_loaded(w + name, n_features)
         m = self.POS.n
         check.equal(self.NEG.n, w + "NEG.n", m)
+        for name in ("label_p", "label_n"):
+            check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, max(2, C)))
         for name in ("index_p", "index_n"):
             check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, 2**62))
         for name in ("A", "V", "beta", "T_ins", "acc"):
@@ -606,6 +620,7 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
                 Xb,
                 inv_bd,
                 sq_bd,
+                class_index(Y_b),
                 bk,
                 offset + lo,
                 at_class[:na],
@@ -631,6 +646,7 @@ def _store_atoms(
     Xb,
     inv_b,
     sq_b,
+    labels_b,
     bk,
     lo,
     at_class,
@@ -650,9 +666,9 @@ def _store_atoms(
     m0 = state.m
     m1 = m0 + na
     C = state.n_problems
-    for store, handles, index, refs in (
-        (state.POS, at_pos, state.index_p, state.pos_ref),
-        (state.NEG, at_neg, state.index_n, state.neg_ref),
+    for store, handles, index, label, refs in (
+        (state.POS, at_pos, state.index_p, state.label_p, state.pos_ref),
+        (state.NEG, at_neg, state.index_n, state.label_n, state.neg_ref),
     ):
         rows, invs, sqs = [], [], []
         for j in range(na):
@@ -663,6 +679,7 @@ def _store_atoms(
                 invs.append(inv_b[h : h + 1])
                 sqs.append(None if sq_b is None else sq_b[h : h + 1])
                 index[m0 + j] = state.n_seen + lo + h
+                label[m0 + j] = labels_b[h]
             else:
                 # the x+ / x- of this problem from before the block
                 ref_store, i = refs[at_class[j]]
@@ -671,6 +688,7 @@ def _store_atoms(
                 invs.append(src.inv[i : i + 1])
                 sqs.append(src.sq[i : i + 1])
                 index[m0 + j] = (state.index_p if ref_store == 0 else state.index_n)[i]
+                label[m0 + j] = (state.label_p if ref_store == 0 else state.label_n)[i]
         store.append(
             bk.concat(rows),
             bk.xp.concat(invs, axis=0),
