@@ -32,3 +32,20 @@ def test_algorithm_pages_are_in_the_site():
     pages = ["index.md", "quickstart.md", "reproductions.md", "benchmarks.md", "scale-out.md"]
     for page in [*pages, "trust.md", "gpu.md"]:
         assert (docs / page).is_file() and page in config
+
+
+@pytest.mark.parametrize(
+    "page", sorted((QUICKSTART.parent / "algorithms").glob("*.md")), ids=lambda p: p.stem
+)
+def test_algorithm_pages_have_an_example_that_runs(page, capsys):
+    """Every algorithm page shows its estimators at work, and the code runs."""
+    import warnings
+
+    blocks = python_blocks(page.read_text())
+    assert blocks, f"{page.name} has no example"
+    namespace = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an example that warns is a bad example
+        for block in blocks:
+            exec(compile(block, str(page), "exec"), namespace)
+    assert capsys.readouterr().out.strip()
