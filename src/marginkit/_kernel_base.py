@@ -4,13 +4,14 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn import get_config
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import OnlineClassifier
 from ._core import linear as L
-from ._core.arrays import backend_of, namespace, to_numpy
+from ._core.arrays import backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 
@@ -141,15 +142,13 @@ class KernelOnlineClassifier(OnlineClassifier):
         return super()._validate_X(X, reset, **self._dtype_of(X))
 
     def _validate_Xy(self, X, y, reset):
-        return super()._validate_Xy(X, to_numpy(y), reset, **self._dtype_of(X))
+        return super()._validate_Xy(X, y, reset, **self._dtype_of(X))
 
     @staticmethod
     def _dtype_of(X):
         """Under array API dispatch, the arrays stay in their namespace and on their
         device, and float32 stays float32 (what the products then compute in); without
         it, everything is float64 numpy, as for the linear estimators."""
-        from sklearn import get_config
-
         if not get_config()["array_api_dispatch"] or sp.issparse(X):
             return {}
         xp, _ = namespace(X)

@@ -148,6 +148,9 @@ class Device(_Common):
         return self.xp.take(X, self.index(rows), axis=0)
 
     def index(self, idx):
+        """Host integers as an index array on this device (one already there as is)."""
+        if not isinstance(idx, (np.ndarray, list, tuple)):
+            return idx
         return self.xp.asarray(np.asarray(idx, dtype=np.int64), device=self.device)
 
     def asarray(self, a):

@@ -40,8 +40,8 @@ from sklearn import config_context, get_config
 
 from .. import _checks as check
 from ..persistence import trusted_type
-from .arrays import HOST, Device, Host, to_numpy
-from .kernels import Kernel
+from .arrays import HOST, Host, to_numpy
+from .kernels import Kernel, thread_pool
 from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 
 # Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
@@ -152,7 +152,6 @@ def kernel_walk(
                                 _forget(
                                     c,
                                     i,
-                                    s,
                                     T,
                                     F,
                                     f_seen,
@@ -187,10 +186,33 @@ def kernel_walk(
 
 
 @njit(cache=True, nogil=True)
+def close_stored(c, T, A_old, T_old, acc_old, mask_old):
+    """Problem c forgets its stored vectors: their averaging intervals closed at T_c,
+    their coefficients zeroed."""
+    for j in range(A_old.shape[0]):
+        if mask_old[j, c]:
+            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
+        T_old[j, c] = 0.0
+        A_old[j, c] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def restart_sums(c, i, T, F, f_seen, cache_P):
+    """Problem c restarts from w = 0 at row i of a block: T_c, the block's margin sums
+    (and those recorded up to row i), the sums kept across epochs."""
+    T[c] = 0.0
+    for i2 in range(F.shape[0]):
+        F[i2, c] = 0.0
+        if i2 <= i:
+            f_seen[i2, c] = 0.0
+    for r in range(cache_P.shape[0]):
+        cache_P[r, c] = 0.0
+
+
+@njit(cache=True, nogil=True)
 def _forget(
     c,
     i,
-    s,
     T,
     F,
     f_seen,
@@ -205,23 +227,13 @@ def _forget(
     cache_P,
 ):
     """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
-    for j in range(A_old.shape[0]):
-        if mask_old[j, c]:
-            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
-        T_old[j, c] = 0.0
-        A_old[j, c] = 0.0
+    close_stored(c, T, A_old, T_old, acc_old, mask_old)
     for j in range(i):
         if new_mask[j, c]:
             new_acc[j, c] += new_a[j, c] * (T[c] - new_t[j, c])
         new_t[j, c] = 0.0
         new_a[j, c] = 0.0
-    T[c] = 0.0
-    for i2 in range(F.shape[0]):
-        F[i2, c] = 0.0
-        if i2 <= i:
-            f_seen[i2, c] = 0.0
-    for r in range(cache_P.shape[0]):
-        cache_P[r, c] = 0.0
+    restart_sums(c, i, T, F, f_seen, cache_P)
 
 
 @trusted_type
@@ -405,10 +417,10 @@ class Instances:
     def block(self, rows):
         """``(X, inv on the host, inv, sq)`` of ``rows`` (the last two on the backend)."""
         bk = self.backend
-        idx = bk.index(rows) if isinstance(bk, Device) else rows
+        idx = bk.index(rows)  # made once, on the device
         take = bk.xp.take
         sq = None if self.sq_dev is None else take(self.sq_dev, idx, axis=0)
-        return bk.take(self.X, rows), self.inv[rows], take(self.inv_dev, idx, axis=0), sq
+        return bk.take(self.X, idx), self.inv[rows], take(self.inv_dev, idx, axis=0), sq
 
     def chunks(self, step):
         """``(lo, hi, X, inv, sq)`` of consecutive rows, ``step`` at a time."""
@@ -794,7 +806,7 @@ def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
     if hi > col0:
         K = state.block_rows(block, col0, hi, backend)
         if first is not None and (first > col0).any():
-            K = backend.zero_before(K, np.maximum(first - col0, 0))
+            K = backend.zero_before(K, first - col0)
         F = backend.host(K @ A)
         evals = state._evals * rows.shape[0] * (hi - col0)
     if first is not None and with_cache:
@@ -812,23 +824,13 @@ class Ahead:
     block before it started (``m - state.n_last``), with or without a worker, so that
     the result does not depend on whether one ran, nor on where checkpoints fell."""
 
-    _pool = None
-
-    @classmethod
-    def pool(cls):
-        if cls._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            cls._pool = ThreadPoolExecutor(1, thread_name_prefix="marginkit-products")
-        return cls._pool
-
     def __init__(self, state, data, rows, coef, cache):
         self.rows = rows
         self.split = state.m
         self.version = coef.version
         plan = margins_plan(state, rows, coef, cache, 0, self.split)
         # scikit-learn's configuration (array API dispatch) is the caller's thread's
-        self.future = self.pool().submit(
+        self.future = thread_pool(1, "products").submit(
             _configured, get_config(), products, state, data, rows, plan, cache
         )
 
@@ -967,11 +969,11 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         if n_new:
             sv_rows = np.flatnonzero(is_sv)
             m1 = m0 + n_new
-            take = bk.index(sv_rows)
+            idx = bk.index(sv_rows)
             store.append(
-                bk.take(Xb, sv_rows),
-                bk.xp.take(inv_bd, take, axis=0),
-                None if sq_bd is None else bk.xp.take(sq_bd, take, axis=0),
+                bk.take(Xb, idx),
+                bk.xp.take(inv_bd, idx, axis=0),
+                None if sq_bd is None else bk.xp.take(sq_bd, idx, axis=0),
             )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
             state.label[m0:m1] = class_index(Y_b[sv_rows])

@@ -14,7 +14,9 @@ Parameters follow scikit-learn's ``sklearn.metrics.pairwise`` meanings:
   kernel of the paper's Letter experiments, Table 5)
 """
 
+import functools
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -169,7 +171,7 @@ class Kernel:
             (G[lo:hi], *params, inv_a[lo:hi], inv_b, sq_a[lo:hi] if sq_a.size else sq_a, sq_b)
             for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
         ]
-        list(_finish_pool().map(lambda args: _finish(*args), bands))
+        list(thread_pool(FINISH_THREADS, "finish").map(lambda args: _finish(*args), bands))
         return G
 
     def _finish_xp(self, G, xp, inv_a, inv_b, sq_a, sq_b):
@@ -193,7 +195,6 @@ class Kernel:
 #: fewest entries a band of it gets.
 FINISH_THREADS = min(8, os.cpu_count() or 1) if (os.cpu_count() or 1) > 2 else 1
 FINISH_BAND = 1 << 16
-_POOL = []
 
 
 def finish_parts(rows, size):
@@ -201,12 +202,10 @@ def finish_parts(rows, size):
     return int(max(1, min(FINISH_THREADS, rows, size // FINISH_BAND)))
 
 
-def _finish_pool():
-    if not _POOL or _POOL[0][0] != FINISH_THREADS:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL[:] = [(FINISH_THREADS, ThreadPoolExecutor(FINISH_THREADS))]
-    return _POOL[0][1]
+@functools.cache
+def thread_pool(workers, name):
+    """The process's one pool of ``workers`` threads for ``name`` (made on first use)."""
+    return ThreadPoolExecutor(workers, thread_name_prefix=f"marginkit-{name}")
 
 
 @njit(cache=True, nogil=True)

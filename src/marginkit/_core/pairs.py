@@ -29,8 +29,10 @@ from .kernel import (
     block_margins,
     check_problems,
     class_index,
+    close_stored,
     margins_plan,
     outputs,
+    restart_sums,
 )
 from .kernels import Kernel
 
@@ -176,7 +178,6 @@ def pumma_walk(
                                 _forget_pair(
                                     c,
                                     i,
-                                    s,
                                     T,
                                     F,
                                     f_seen,
@@ -247,7 +248,6 @@ def pumma_walk(
 def _forget_pair(
     c,
     i,
-    s,
     T,
     F,
     f_seen,
@@ -264,25 +264,15 @@ def _forget_pair(
     cache_P,
 ):
     """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
-    for j in range(A_old.shape[0]):
-        if mask_old[j, c]:
-            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
-        T_old[j, c] = 0.0
-        A_old[j, c] = 0.0
+    close_stored(c, T, A_old, T_old, acc_old, mask_old)
     for j in range(n_at[0]):
         if at_class[j] == c:
             at_acc[j] += at_coef[j] * (T[c] - at_tins[j])
             at_tins[j] = 0.0
             at_coef[j] = 0.0
-    T[c] = 0.0
-    for i2 in range(F.shape[0]):
-        F[i2, c] = 0.0
-        if i2 <= i:
-            f_seen[i2, c] = 0.0
+    restart_sums(c, i, T, F, f_seen, cache_P)
     for r in range(slack.shape[0]):
         slack[r, c] = 0.0
-    for r in range(cache_P.shape[0]):
-        cache_P[r, c] = 0.0
 
 
 @trusted_type
