@@ -12,7 +12,8 @@ from marginkit import (
     KernelPUMMAClassifier,
     KernelROMMAClassifier,
 )
-from marginkit._core.kernels import product_operands
+from marginkit._core import kernels
+from marginkit._core.kernels import gram, product_operands, sparse_gram
 
 
 def test_the_product_is_dense_for_dense_enough_data_only():
@@ -20,6 +21,9 @@ def test_the_product_is_dense_for_dense_enough_data_only():
     dense_enough = sp.random(50, 40, density=0.2, random_state=1, format="csr")
     A, B = product_operands(dense_enough, dense_enough)
     assert not sp.issparse(A) and not sp.issparse(B)
+    # 5% a side: the scatter product is faster than BLAS over 2000 columns
+    A, B = product_operands(*[sp.random(50, 2000, density=0.05, random_state=3, format="csr")] * 2)
+    assert sp.issparse(A) and sp.issparse(B)
     text_like = sp.random(50, 20_000, density=0.005, random_state=2, format="csr")
     A, B = product_operands(text_like, text_like)
     assert sp.issparse(A) and sp.issparse(B)
@@ -118,3 +122,80 @@ def test_the_elementwise_pass_in_bands_is_the_same(monkeypatch, kernel):
     monkeypatch.setattr(kernels, "FINISH_BAND", 1000)
     assert kernels.finish_parts(300, 300 * 700) == 4
     np.testing.assert_array_equal(k.normalised(A, B, inv_a, inv_b, sq_a, sq_b), one)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_scatter_product_is_the_matrix_product(index_dtype, dtype):
+    """Two sparse operands give their product as a dense block: every entry the sum of
+    its matching non-zeros, whatever the index type, the order of the indices in a row
+    or repeated indices (summed, as scipy reads them); empty rows give zero rows."""
+    rng = np.random.default_rng(4)
+    A = sp.random(40, 300, density=0.03, random_state=5, format="csr", dtype=dtype)
+    B = sp.random(70, 300, density=0.03, random_state=6, format="csr", dtype=dtype)
+    keep = np.ones(40, dtype=dtype)
+    keep[7] = 0.0  # an empty row
+    A = sp.csr_matrix(sp.diags(keep) @ A)
+    A.eliminate_zeros()
+    for M in (A, B):
+        M.indices = M.indices.astype(index_dtype)
+        M.indptr = M.indptr.astype(index_dtype)
+    # row 3 of A with its indices reversed and one index repeated
+    lo, hi = A.indptr[3], A.indptr[4]
+    A.indices[lo:hi] = A.indices[lo:hi][::-1].copy()
+    A.has_sorted_indices = False
+    raw = sp.csr_matrix((np.r_[1.5, 2.5], np.r_[9, 9], np.r_[0, 0, 2]), shape=(2, 300))
+    expected = A.toarray().astype(np.float64) @ B.toarray().T
+    G = sparse_gram(A, B, dtype)
+    assert G.dtype == dtype and G.flags.c_contiguous and G.shape == (40, 70)
+    np.testing.assert_allclose(G, expected, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    assert not G[7].any()
+    col = rng.normal(size=(3, 300))
+    col[:, 9] = [1.0, -2.0, 0.5]
+    np.testing.assert_allclose(
+        sparse_gram(raw, sp.csr_matrix(col)), raw.toarray() @ col.T, rtol=1e-13
+    )
+    assert sparse_gram(A[:0], B).shape == (0, 70)
+
+
+def test_the_scatter_product_in_bands_is_the_same(monkeypatch):
+    A = sp.random(300, 500, density=0.02, random_state=7, format="csr")
+    B = sp.random(400, 500, density=0.02, random_state=8, format="csr")
+    monkeypatch.setattr(kernels, "SCATTER_THREADS", 1)
+    one = sparse_gram(A, B)
+    monkeypatch.setattr(kernels, "SCATTER_THREADS", 4)
+    monkeypatch.setattr(kernels, "FINISH_BAND", 1000)
+    np.testing.assert_array_equal(sparse_gram(A, B), one)
+
+
+def test_gram_takes_the_faster_product_and_gives_a_dense_block():
+    text_like = sp.random(30, 5000, density=0.004, random_state=9, format="csr")
+    dense = np.random.default_rng(10).normal(size=(20, 5000))
+    for A, B in [(text_like, text_like), (text_like, dense), (dense, text_like), (dense, dense)]:
+        G = gram(A, B)
+        assert isinstance(G, np.ndarray) and G.flags.c_contiguous
+        a = A.toarray() if sp.issparse(A) else A
+        b = B.toarray() if sp.issparse(B) else B
+        np.testing.assert_allclose(G, a @ b.T, rtol=1e-12, atol=1e-12)
+
+
+def test_truly_sparse_input_gives_the_dense_model():
+    """Text-like rows (0.5% non-zeros) go through the scatter product: the same
+    corrections and support vectors as the same rows densified."""
+    rng = np.random.default_rng(11)
+    X = sp.random(400, 3000, density=0.005, random_state=12, format="csr")
+    X.data = rng.uniform(0.5, 2.0, X.nnz)
+    w = rng.normal(size=3000)
+    y = np.where(X @ w > np.median(X @ w), 1, -1)
+    assert _density_product(X) < kernels.DENSE_PRODUCT_DENSITY
+    make = lambda: KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=0.9, n_epochs=2)  # noqa: E731
+    sparse, dense = make().fit(X, y), make().fit(X.toarray(), y)
+    assert sparse.n_corrections_ == dense.n_corrections_ > 50
+    np.testing.assert_array_equal(sparse.support_, dense.support_)
+    np.testing.assert_allclose(
+        sparse.decision_function(X), dense.decision_function(X), rtol=1e-12, atol=1e-14
+    )
+
+
+def _density_product(X):
+    return (X.nnz / (X.shape[0] * X.shape[1])) ** 2

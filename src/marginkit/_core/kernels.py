@@ -32,11 +32,14 @@ _CODES = {name: i for i, name in enumerate(KERNELS)}
 _NO_NORMS = np.zeros(0)
 
 
-#: A block product of sparse operands is made dense when the product of their densities
-#: is at least this: scipy's sparse products cost tens of nanoseconds a matching pair of
-#: non-zeros, BLAS a few hundredths of one a multiply-add, so dense wins from about 5%
-#: non-zeros on both sides (a9a, 11%: 2.5x faster to fit, 2.8x to predict).
-DENSE_PRODUCT_DENSITY = 0.0025
+#: A block product of two sparse operands is a dense BLAS product when the product of
+#: their densities is at least this, else the compiled scatter product
+#: :func:`sparse_gram`. Dense wins once the d x density_a x density_b matching pairs of
+#: non-zeros per entry cost the scatter more than BLAS's d multiply-adds: a pair costs
+#: about 40 of them on evenly spread non-zeros, up to 140 on a9a, whose common features
+#: make long columns (benchmarks/bench_kernel_sparse.py: 2000 binary features, scatter
+#: 3x faster at 5% non-zeros, 9x at 0.2%; a9a, 11% of 123, BLAS 1.6x faster).
+DENSE_PRODUCT_DENSITY = 0.01
 #: ... and when neither dense operand exceeds this many entries (256 MB).
 DENSE_PRODUCT_MAX = 1 << 25
 
@@ -60,6 +63,63 @@ def product_operands(A, B):
             B.toarray() if sp.issparse(B) else B,
         )
     return A, B
+
+
+def gram(A, B, dtype=np.float64):
+    """``A @ B.T`` as a C-contiguous ndarray of ``dtype``, by the faster product.
+
+    Dense operands (or sparse ones dense enough, :func:`product_operands`) go to BLAS;
+    two sparse ones to :func:`sparse_gram`, which writes the dense block directly (scipy's
+    sparse product would build a sparse matrix of a block that is mostly non-zero, then
+    copy it out); one sparse and one dense to scipy's sparse-times-dense product.
+    """
+    A, B = product_operands(A, B)
+    if sp.issparse(A) and sp.issparse(B):
+        return sparse_gram(A, B, dtype)
+    G = A @ B.T
+    if sp.issparse(G):
+        G = G.toarray()
+    G = np.asarray(G, dtype=dtype)
+    return G if G.flags.c_contiguous else np.ascontiguousarray(G)
+
+
+def sparse_gram(A, B, dtype=np.float64):
+    """``A @ B.T`` of two sparse matrices as a dense ndarray: each non-zero ``A[i, k]``
+    scatters ``A[i, k] * B[j, k]`` into ``G[i, j]`` over the non-zeros of column ``k``
+    of B (B in CSC), in row bands on threads. scipy has no sparse product with a dense
+    result, and no well-kept library provides one for CSR input, hence this loop."""
+    A = sp.csr_matrix(A)
+    B = sp.csc_matrix(B)
+    G = np.zeros((A.shape[0], B.shape[0]), dtype=dtype)
+    in_bands(
+        _scatter,
+        G.shape[0],
+        G.size,
+        lambda lo, hi: (
+            A.indptr[lo : hi + 1],
+            A.indices,
+            A.data,
+            B.indptr,
+            B.indices,
+            B.data,
+            G[lo:hi],
+        ),
+        SCATTER_THREADS,
+    )
+    return G
+
+
+@njit(cache=True, nogil=True)
+def _scatter(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, G):
+    """G[i] += a_val[p] * (column a_idx[p] of B) for the non-zeros p of row i (rows of
+    ``a_ptr``, which starts at G's first row)."""
+    for i in range(G.shape[0]):
+        row = G[i]
+        for p in range(a_ptr[i], a_ptr[i + 1]):
+            k = a_idx[p]
+            v = a_val[p]
+            for q in range(b_ptr[k], b_ptr[k + 1]):
+                row[b_idx[q]] += v * b_val[q]
 
 
 @trusted_type
@@ -153,25 +213,22 @@ class Kernel:
             sq_b = backend.squared_norms(B) if sq_b is None else sq_b
         if not isinstance(backend, Host):
             return self._finish_xp(A @ B.T, backend.xp, inv_a, inv_b, sq_a, sq_b)
-        A, B = product_operands(A, B)
-        G = A @ B.T
-        if sp.issparse(G):
-            G = G.toarray()
-        G = np.asarray(G, dtype=backend.dtype)
-        if not G.flags.c_contiguous:
-            G = np.ascontiguousarray(G)
+        G = gram(A, B, backend.dtype)
         params = (_CODES[self.kernel], self.gamma, float(self.degree), self.coef0)
-        parts = finish_parts(G.shape[0], G.size)
-        if parts == 1:
-            _finish(G, *params, inv_a, inv_b, sq_a, sq_b)
-            return G
         # the elementwise pass over row bands in threads (it releases the GIL)
-        bounds = np.linspace(0, G.shape[0], parts + 1).astype(int)
-        bands = [
-            (G[lo:hi], *params, inv_a[lo:hi], inv_b, sq_a[lo:hi] if sq_a.size else sq_a, sq_b)
-            for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)
-        ]
-        list(thread_pool(FINISH_THREADS, "finish").map(lambda args: _finish(*args), bands))
+        in_bands(
+            _finish,
+            G.shape[0],
+            G.size,
+            lambda lo, hi: (
+                G[lo:hi],
+                *params,
+                inv_a[lo:hi],
+                inv_b,
+                sq_a[lo:hi] if sq_a.size else sq_a,
+                sq_b,
+            ),
+        )
         return G
 
     def _finish_xp(self, G, xp, inv_a, inv_b, sq_a, sq_b):
@@ -191,15 +248,34 @@ class Kernel:
 
 
 #: Threads of the elementwise pass over a kernel block on a machine with more than two
-#: cores (on two, BLAS keeps both busy and the pass costs a few percent), and the
-#: fewest entries a band of it gets.
+#: cores (on two, BLAS keeps both busy and the pass costs a few percent), and the fewest
+#: entries a band of a block gets.
 FINISH_THREADS = min(8, os.cpu_count() or 1) if (os.cpu_count() or 1) > 2 else 1
 FINISH_BAND = 1 << 16
+#: Threads of the sparse scatter product: it replaces a BLAS product, which uses every
+#: core, so it does too (up to 8).
+SCATTER_THREADS = min(8, os.cpu_count() or 1)
 
 
-def finish_parts(rows, size):
-    """Row bands of the elementwise pass over a block of ``size`` entries."""
-    return int(max(1, min(FINISH_THREADS, rows, size // FINISH_BAND)))
+def finish_parts(rows, size, threads=None):
+    """Row bands of a pass over a block of ``size`` entries on ``threads`` threads
+    (``FINISH_THREADS`` when None)."""
+    threads = FINISH_THREADS if threads is None else threads
+    return int(max(1, min(threads, rows, size // FINISH_BAND)))
+
+
+def in_bands(fn, rows, size, band_args, threads=None):
+    """``fn(*band_args(lo, hi))`` over row bands of a block of ``rows`` rows and ``size``
+    entries: in the calling thread for one band, else on a pool of ``threads`` threads
+    (``FINISH_THREADS`` when None; ``fn`` compiled with ``nogil``)."""
+    threads = FINISH_THREADS if threads is None else threads
+    parts = finish_parts(rows, size, threads)
+    if parts == 1:
+        fn(*band_args(0, rows))
+        return
+    bounds = np.linspace(0, rows, parts + 1).astype(int)
+    bands = [band_args(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    list(thread_pool(threads, "bands").map(lambda args: fn(*args), bands))
 
 
 @functools.cache

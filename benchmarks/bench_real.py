@@ -1,0 +1,233 @@
+"""The scoreboard: every marginkit estimator against scikit-learn's on real data.
+
+Each marginkit estimator runs twice, at its defaults and at its best documented setting
+(``BEST`` below, the settings of docs/scoreboard.md), beside scikit-learn's
+``Perceptron``, ``SGDClassifier(loss="hinge", average=True)``, ``LinearSVC`` and
+``SVC`` (rbf), all at their defaults, on the real data sets of ``$MARGINKIT_DATA`` (or
+``../shared/data``): USPS, Letter, the first 10000 digits of MNIST's training set (the
+whole test set), ionosphere and house-votes (70/30 stratified splits, random_state=0)
+and adult a9a. The data go in as loaded, unscaled, as a user's first call would give
+them. Each fit runs in a child process with a time limit (``--timeout``): a fit that
+raises or runs past it is a cell of the table, not the end of the run.
+
+It prints one table of test error and training time per data set, and the largest
+difference of each marginkit estimator to its peer (SVC for the kernel estimators,
+LinearSVC for the linear ones). A benchmark reports; it does not fail. Usage::
+
+    python benchmarks/bench_real.py [--quick] [--only usps,adult] [--json out.json]
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+import marginkit
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+    MarginPerceptronClassifier,
+    PerceptronClassifier,
+    PUMMAClassifier,
+    ROMMAClassifier,
+)
+from marginkit.datasets import (
+    load_adult,
+    load_house_votes,
+    load_ionosphere,
+    load_letter,
+    load_mnist,
+    load_usps,
+)
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+#: marginkit's estimators; kernel ones are scored against SVC, linear ones LinearSVC
+MARGINKIT = {
+    "ALMA": (ALMAClassifier, "linear"),
+    "Perceptron": (PerceptronClassifier, "linear"),
+    "ROMMA": (ROMMAClassifier, "linear"),
+    "MarginPerceptron": (MarginPerceptronClassifier, "linear"),
+    "PUMMA": (PUMMAClassifier, "linear"),
+    "KernelALMA": (KernelALMAClassifier, "kernel"),
+    "KernelPerceptron": (KernelPerceptronClassifier, "kernel"),
+    "KernelROMMA": (KernelROMMAClassifier, "kernel"),
+    "KernelPUMMA": (KernelPUMMAClassifier, "kernel"),
+}
+
+#: the best documented setting of each (docs/scoreboard.md): the averaged output and a
+#: few passes, an intercept for the linear ones, a soft margin where there is one
+BEST = {
+    "ALMA": {"alpha": 0.9, "fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "Perceptron": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "ROMMA": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "MarginPerceptron": {"fit_intercept": True, "max_iter": 20, "output": "avg"},
+    "PUMMA": {"lam": 1.0, "max_epochs": 20, "output": "avg"},
+    "KernelALMA": {"alpha": 0.9, "n_epochs": 3, "output": "avg"},
+    "KernelPerceptron": {"n_epochs": 3, "output": "avg"},
+    "KernelROMMA": {"n_epochs": 3, "output": "avg"},
+    "KernelPUMMA": {"lam": 1.0, "max_epochs": 10, "output": "avg"},
+}
+
+
+def peers():
+    from sklearn.linear_model import Perceptron, SGDClassifier
+    from sklearn.svm import SVC, LinearSVC
+
+    return {
+        "sklearn Perceptron": lambda: Perceptron(random_state=0),
+        "sklearn SGD (hinge, avg)": lambda: SGDClassifier(
+            loss="hinge", average=True, random_state=0
+        ),
+        "sklearn LinearSVC": lambda: LinearSVC(random_state=0),
+        "sklearn SVC (rbf)": lambda: SVC(),
+    }
+
+
+def contenders(names=None):
+    """(row name, factory) of every estimator run, peers last."""
+    out = []
+    for name, (cls, _) in MARGINKIT.items():
+        if names and name not in names:
+            continue
+        out.append((f"{name} (defaults)", cls))
+        out.append((f"{name} (best)", lambda cls=cls, name=name: cls(**BEST[name])))
+    out.extend(peers().items())
+    return out
+
+
+def _split(X, y):
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+
+
+def _mnist(data_dir):
+    X, y, X_test, y_test = load_mnist(data_dir)
+    return X[:10000], y[:10000], X_test, y_test
+
+
+DATASETS = {
+    "usps": load_usps,
+    "letter": load_letter,
+    "mnist-10k": _mnist,
+    "ionosphere": lambda d: _split(*load_ionosphere(d)),
+    "house-votes": lambda d: _split(*load_house_votes(d)),
+    "adult": load_adult,
+}
+
+
+def _fit_score(factory, data, conn):
+    X, y, X_test, y_test = data
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = factory()
+            t = time.perf_counter()
+            model.fit(X, y)
+            fit_s = time.perf_counter() - t
+            error = float(np.mean(model.predict(X_test) != y_test))
+        said = sorted({type(w.message).__name__ for w in caught})
+        conn.send({"error": error, "fit_s": fit_s, "warnings": said})
+    except Exception as exc:  # a cell of the table, not the end of the run
+        conn.send({"raised": f"{type(exc).__name__}: {exc}".splitlines()[0][:160]})
+        traceback.print_exc()
+    finally:
+        conn.close()
+
+
+def score(factory, data, timeout):
+    """Test error and training time of one fit, in a child process (fork: the data
+    are not copied) given ``timeout`` seconds."""
+    receive, send = mp.Pipe(duplex=False)
+    child = mp.get_context("fork").Process(target=_fit_score, args=(factory, data, send))
+    child.start()
+    send.close()
+    if receive.poll(timeout):
+        try:
+            result = receive.recv()
+        except EOFError:
+            result = {"raised": f"the process ended (exit code {child.exitcode})"}
+    else:
+        child.kill()
+        result = {"raised": f"still fitting after {timeout:.0f} s (stopped)"}
+    child.join()
+    return result
+
+
+def cell(result):
+    if "raised" in result:
+        return result["raised"]
+    note = " (warned)" if result["warnings"] else ""
+    return f"{result['error']:.2%} / {result['fit_s']:.2f} s{note}"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", DEFAULT_DATA))
+    parser.add_argument("--only", help="comma-separated data sets (default: all)")
+    parser.add_argument("--estimators", help="comma-separated marginkit names (default: all)")
+    parser.add_argument("--quick", action="store_true", help="at most 2000 training rows")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args(argv)
+    wanted = args.only.split(",") if args.only else list(DATASETS)
+    unknown = sorted(set(wanted) - set(DATASETS))
+    if unknown:
+        parser.error(f"unknown data sets {unknown}; choose from {sorted(DATASETS)}")
+    names = args.estimators.split(",") if args.estimators else None
+
+    print(
+        f"marginkit {marginkit.__version__}, {platform.machine()}, {os.cpu_count()} cores; "
+        "cells: test error / training time (warned: a ConvergenceWarning or another)\n"
+    )
+    results = {}
+    for dataset in wanted:
+        try:
+            X, y, X_test, y_test = DATASETS[dataset](args.data_dir)
+        except FileNotFoundError as exc:
+            print(f"{dataset}: skipped, {exc}\n")
+            continue
+        if args.quick and X.shape[0] > 2000:
+            X, y = X[:2000], y[:2000]
+        print(f"### {dataset}: {X.shape[0]} train, {X_test.shape[0]} test, {X.shape[1]} features")
+        print("\n| estimator | test error / training time |\n| --- | --- |", flush=True)
+        results[dataset] = {}
+        for row, factory in contenders(names):
+            result = score(factory, (X, y, X_test, y_test), args.timeout)
+            results[dataset][row] = result
+            print(f"| {row} | {cell(result)} |", flush=True)
+        print()
+
+    print("Largest difference to the peer (points of test error, positive: worse)\n")
+    print("| estimator | peer | defaults | best |\n| --- | --- | --- | --- |")
+    for name, (_, kind) in MARGINKIT.items():
+        peer = "sklearn SVC (rbf)" if kind == "kernel" else "sklearn LinearSVC"
+        worst = {}
+        for setting in ("defaults", "best"):
+            gaps = []
+            for table in results.values():
+                mine, theirs = table.get(f"{name} ({setting})"), table.get(peer)
+                if not mine or not theirs or "raised" in theirs:
+                    continue
+                gaps.append(
+                    np.inf if "raised" in mine else 100 * (mine["error"] - theirs["error"])
+                )
+            worst[setting] = f"{max(gaps):+.2f}" if gaps else "n/a"
+        if any(f"{name} (defaults)" in table for table in results.values()):
+            print(f"| {name} | {peer} | {worst['defaults']} | {worst['best']} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
