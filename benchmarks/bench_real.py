@@ -23,7 +23,6 @@ import multiprocessing as mp
 import os
 import platform
 import time
-import traceback
 import warnings
 from pathlib import Path
 
@@ -31,17 +30,6 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 import marginkit
-from marginkit import (
-    ALMAClassifier,
-    KernelALMAClassifier,
-    KernelPerceptronClassifier,
-    KernelPUMMAClassifier,
-    KernelROMMAClassifier,
-    MarginPerceptronClassifier,
-    PerceptronClassifier,
-    PUMMAClassifier,
-    ROMMAClassifier,
-)
 from marginkit.datasets import (
     load_adult,
     load_house_votes,
@@ -50,34 +38,29 @@ from marginkit.datasets import (
     load_mnist,
     load_usps,
 )
+from marginkit.tasks import ESTIMATORS
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
-#: marginkit's estimators; kernel ones are scored against SVC, linear ones LinearSVC
+#: marginkit's estimators by the command line's names (``marginkit train``); the kernel
+#: ones are scored against SVC, the linear ones against LinearSVC
 MARGINKIT = {
-    "ALMA": (ALMAClassifier, "linear"),
-    "Perceptron": (PerceptronClassifier, "linear"),
-    "ROMMA": (ROMMAClassifier, "linear"),
-    "MarginPerceptron": (MarginPerceptronClassifier, "linear"),
-    "PUMMA": (PUMMAClassifier, "linear"),
-    "KernelALMA": (KernelALMAClassifier, "kernel"),
-    "KernelPerceptron": (KernelPerceptronClassifier, "kernel"),
-    "KernelROMMA": (KernelROMMAClassifier, "kernel"),
-    "KernelPUMMA": (KernelPUMMAClassifier, "kernel"),
+    name: (cls, "kernel" if name.startswith("kernel-") else "linear")
+    for name, cls in ESTIMATORS.items()
 }
 
 #: the best documented setting of each (docs/scoreboard.md): the averaged output and a
 #: few passes, an intercept for the linear ones, a soft margin where there is one
 BEST = {
-    "ALMA": {"alpha": 0.9, "fit_intercept": True, "n_epochs": 5, "output": "avg"},
-    "Perceptron": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
-    "ROMMA": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
-    "MarginPerceptron": {"fit_intercept": True, "max_iter": 20, "output": "avg"},
-    "PUMMA": {"lam": 1.0, "max_epochs": 20, "output": "avg"},
-    "KernelALMA": {"alpha": 0.9, "n_epochs": 3, "output": "avg"},
-    "KernelPerceptron": {"n_epochs": 3, "output": "avg"},
-    "KernelROMMA": {"n_epochs": 3, "output": "avg"},
-    "KernelPUMMA": {"lam": 1.0, "max_epochs": 10, "output": "avg"},
+    "alma": {"alpha": 0.9, "fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "perceptron": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "romma": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "margin-perceptron": {"fit_intercept": True, "max_iter": 20, "output": "avg"},
+    "pumma": {"lam": 1.0, "max_epochs": 20, "output": "avg"},
+    "kernel-alma": {"alpha": 0.9, "n_epochs": 3, "output": "avg"},
+    "kernel-perceptron": {"n_epochs": 3, "output": "avg"},
+    "kernel-romma": {"n_epochs": 3, "output": "avg"},
+    "kernel-pumma": {"lam": 1.0, "max_epochs": 10, "output": "avg"},
 }
 
 
@@ -108,7 +91,8 @@ def contenders(names=None):
 
 
 def _split(X, y):
-    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    X, X_test, y, y_test = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    return X, y, X_test, y_test
 
 
 def _mnist(data_dir):
@@ -140,7 +124,6 @@ def _fit_score(factory, data, conn):
         conn.send({"error": error, "fit_s": fit_s, "warnings": said})
     except Exception as exc:  # a cell of the table, not the end of the run
         conn.send({"raised": f"{type(exc).__name__}: {exc}".splitlines()[0][:160]})
-        traceback.print_exc()
     finally:
         conn.close()
 
@@ -164,6 +147,25 @@ def score(factory, data, timeout):
     return result
 
 
+def warm(rows):
+    """Fit each contender once on a few rows, dense and CSR, two and three classes, so
+    that the compiled code is loaded before the children fork off: their times are
+    then training alone."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _, factory in rows:
+            for data in (X, sp.csr_matrix(X)):
+                for y in (np.arange(30) % 2, np.arange(30) % 3):
+                    try:
+                        factory().fit(data, y).predict(data)
+                    except Exception:  # its cell will say what it raises
+                        pass
+
+
 def cell(result):
     if "raised" in result:
         return result["raised"]
@@ -175,7 +177,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", DEFAULT_DATA))
     parser.add_argument("--only", help="comma-separated data sets (default: all)")
-    parser.add_argument("--estimators", help="comma-separated marginkit names (default: all)")
+    parser.add_argument(
+        "--estimators", help="comma-separated names of marginkit train (default: all)"
+    )
     parser.add_argument("--quick", action="store_true", help="at most 2000 training rows")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per fit")
     parser.add_argument("--json", help="write the results here")
@@ -190,6 +194,8 @@ def main(argv=None):
         f"marginkit {marginkit.__version__}, {platform.machine()}, {os.cpu_count()} cores; "
         "cells: test error / training time (warned: a ConvergenceWarning or another)\n"
     )
+    rows = contenders(names)
+    warm(rows)
     results = {}
     for dataset in wanted:
         try:
@@ -202,7 +208,7 @@ def main(argv=None):
         print(f"### {dataset}: {X.shape[0]} train, {X_test.shape[0]} test, {X.shape[1]} features")
         print("\n| estimator | test error / training time |\n| --- | --- |", flush=True)
         results[dataset] = {}
-        for row, factory in contenders(names):
+        for row, factory in rows:
             result = score(factory, (X, y, X_test, y_test), args.timeout)
             results[dataset][row] = result
             print(f"| {row} | {cell(result)} |", flush=True)
