@@ -89,10 +89,19 @@ MARGINKIT_CONFIGS = [
 ]
 # the rest of the family, one epoch each, output="last"
 FAMILY_CONFIGS = [
-    ("marginkit Perceptron", lambda: PerceptronClassifier()),
-    ("marginkit ROMMA", lambda: ROMMAClassifier()),
-    ("marginkit aggressive ROMMA", lambda: ROMMAClassifier(aggressive=True)),
-    ("marginkit PUMMA p=2 d=0.1 (1 epoch)", lambda: PUMMAClassifier(delta=0.1, max_epochs=1)),
+    (
+        "marginkit Perceptron",
+        lambda: PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False),
+    ),
+    ("marginkit ROMMA", lambda: ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False)),
+    (
+        "marginkit aggressive ROMMA",
+        lambda: ROMMAClassifier(aggressive=True, output="last", n_epochs=1, fit_intercept=False),
+    ),
+    (
+        "marginkit PUMMA p=2 d=0.1 (1 epoch)",
+        lambda: PUMMAClassifier(delta=0.1, max_epochs=1, lam=0.0, output="last"),
+    ),
 ]
 SKLEARN_LABEL = "sklearn Perceptron (1 epoch)"
 RIVER_LABEL = "river ALMA p=2 a=0.9 (extrap.)"
@@ -225,7 +234,14 @@ def warm_up(X, y, X_test):
     """Compile every numba path (fit, last/avg/voted predictions) on a small slice."""
     for p in sorted({p for _, p, _ in MARGINKIT_CONFIGS}):
         for keep in (False, True):
-            clf = ALMAClassifier(p=p, alpha=0.9, keep_corrections=keep)
+            clf = ALMAClassifier(
+                p=p,
+                alpha=0.9,
+                keep_corrections=keep,
+                output="last",
+                n_epochs=1,
+                fit_intercept=False,
+            )
             clf.fit(X[:WARMUP_ROWS], y[:WARMUP_ROWS])
             for output in ("last", "avg", "voted") if keep else ("last", "avg"):
                 clf.set_params(output=output).predict(X_test[:50])
@@ -241,7 +257,13 @@ def bench_marginkit(X, y, X_test, y_test, repeat, n_voted):
     X_voted = X_test[:n_voted]
     results = []
     configs = [
-        (label, lambda p=p, a=alpha: ALMAClassifier(p=p, alpha=a), {"p": p, "alpha": alpha})
+        (
+            label,
+            lambda p=p, a=alpha: ALMAClassifier(
+                p=p, alpha=a, output="last", n_epochs=1, fit_intercept=False
+            ),
+            {"p": p, "alpha": alpha},
+        )
         for label, p, alpha in MARGINKIT_CONFIGS
     ] + [(label, make, {}) for label, make in FAMILY_CONFIGS]
     for label, make, extra in configs:
@@ -318,7 +340,9 @@ def bench_river(X, y, X_test, y_test, n_train, n_test, repeat):
     X_prefix, y_prefix = X[:n_train], y[:n_train]
 
     def fit_ours():
-        return ALMAClassifier(p=2, alpha=0.9).fit(X_prefix, y_prefix)
+        return ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(
+            X_prefix, y_prefix
+        )
 
     times, clf = timed(fit_ours, repeat)
     ours = summary(

@@ -26,7 +26,7 @@ import numpy as np
 from marginkit import ALMAClassifier
 
 n_rows, keep, chunk = int(sys.argv[1]), sys.argv[2] == "1", 100_000
-clf = ALMAClassifier(alpha=0.9, keep_corrections=keep)
+clf = ALMAClassifier(alpha=0.9, keep_corrections=keep, fit_intercept=False, output="last")
 rng = np.random.default_rng(0)
 u = rng.normal(size=50)
 for lo in range(0, n_rows, chunk):

@@ -188,7 +188,12 @@ def main(argv=None):
     list(iter_chunks(small, 50, zero_based=False, n_features=d))
     read_csv(small_csv)
     given = {"classes": [-1, 1], "n_features": d, "zero_based": False}
-    fit_file(ALMAClassifier(p=2, alpha=0.9), small, 50, **given)
+    fit_file(
+        ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
+        small,
+        50,
+        **given,
+    )
 
     results = []  # (what, seconds, MB read)
 
@@ -233,10 +238,21 @@ def main(argv=None):
     )
     record("pyarrow.csv.read_csv alone", t, size["csv"])
 
-    t, est = timed(lambda: fit_file(ALMAClassifier(p=2, alpha=0.9), paths["svm"], chunk, **given))
+    t, est = timed(
+        lambda: fit_file(
+            ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
+            paths["svm"],
+            chunk,
+            **given,
+        )
+    )
     record("streamed ALMA_2(0.9), one epoch (fit_file)", t, size["svm"])
     t_stream = t
-    t, whole = timed(lambda: ALMAClassifier(p=2, alpha=0.9).fit(*matrix))
+    t, whole = timed(
+        lambda: ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(
+            *matrix
+        )
+    )
     record("ALMA_2(0.9).fit on the matrix in memory (learning alone)", t, size["svm"])
     t_learn = t
     streamed_same = np.array_equal(est.coef_, whole.coef_)

@@ -131,8 +131,9 @@ def test_partial_fit_and_more_epochs_on_the_device(ns, device):
     model of numpy."""
     X, y, X_test = blobs(3)
     params = {"kernel": "rbf", "gamma": 0.3, "block_size": 8, "shuffle": False}
+    params.update(alpha=1.0, output="last")
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelALMAClassifier(**params).fit(X, y)
+        ref = KernelALMAClassifier(n_epochs=1, **params).fit(X, y)
         ref3 = KernelALMAClassifier(n_epochs=3, **params).fit(X, y)
     clf = KernelALMAClassifier(**params)
     for lo in range(0, X.shape[0], 50):
@@ -171,20 +172,28 @@ def test_float32_computes_in_float32(ns, device):
 
 def test_numpy_float32_under_dispatch_stays_float32():
     X, y, X_test = blobs(2)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(X.astype(np.float32), y)
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1).fit(
+        X.astype(np.float32), y
+    )
     assert clf.support_vectors_.dtype == np.float32
     assert clf.decision_function(X_test.astype(np.float32)).dtype == np.float32
     with sklearn.config_context(array_api_dispatch=False):
         # without dispatch, as ever: float64 numpy
-        clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(X.astype(np.float32), y)
+        clf = KernelALMAClassifier(
+            kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1
+        ).fit(X.astype(np.float32), y)
         assert clf.support_vectors_.dtype == np.float64
 
 
 def test_sparse_input_under_dispatch_stays_on_the_host():
     X, y = make_blobs_pm(n=200, d=12, seed=4, sparse_density=0.3)
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelALMAClassifier(kernel="rbf", gamma=0.1).fit(X, y)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1).fit(X, y)
+        ref = KernelALMAClassifier(
+            kernel="rbf", gamma=0.1, alpha=1.0, output="last", n_epochs=1
+        ).fit(X, y)
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=1.0, output="last", n_epochs=1).fit(
+        X, y
+    )
     np.testing.assert_array_equal(clf.support_, ref.support_)
     assert sp.issparse(clf.support_vectors_)
 
@@ -253,7 +262,7 @@ def test_linear_estimators_compute_on_the_host(ns, device, cls, params):
 def test_string_labels_come_back_as_numpy():
     X, y, X_test = blobs(2)
     labels = np.array(["no", "yes"])[y]
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3).fit(
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1).fit(
         put(X, "array_api_strict", "device1"), labels
     )
     out = clf.predict(put(X_test, "array_api_strict", "device1"))
@@ -269,6 +278,10 @@ def test_a_callable_kernel_of_the_namespace():
         return (1.0 + xp.matmul(A, B.T)) ** 3
 
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelPerceptronClassifier(kernel="poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
-    clf = KernelPerceptronClassifier(kernel=cubic).fit(put(X, "array_api_strict", "device1"), y)
+        ref = KernelPerceptronClassifier(
+            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", n_epochs=1
+        ).fit(X, y)
+    clf = KernelPerceptronClassifier(kernel=cubic, output="last", n_epochs=1).fit(
+        put(X, "array_api_strict", "device1"), y
+    )
     np.testing.assert_array_equal(clf.support_, ref.support_)

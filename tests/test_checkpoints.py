@@ -25,20 +25,41 @@ from marginkit import (
 )
 
 FACTORIES = [
-    lambda: ALMAClassifier(p=3.0, alpha=0.7, n_epochs=3, shuffle=True, random_state=0),
-    lambda: PerceptronClassifier(n_epochs=2, fit_intercept=True, keep_corrections=True),
-    lambda: ROMMAClassifier(aggressive=True, n_epochs=2, shuffle=True, random_state=1),
-    lambda: KernelALMAClassifier(kernel="poly", degree=2, n_epochs=3, block_size=7),
-    lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0),
-    lambda: PUMMAClassifier(delta=0.2, max_epochs=5, output="voted"),
+    lambda: ALMAClassifier(
+        p=3.0,
+        alpha=0.7,
+        n_epochs=3,
+        shuffle=True,
+        random_state=0,
+        output="last",
+        fit_intercept=False,
+    ),
+    lambda: PerceptronClassifier(
+        n_epochs=2, fit_intercept=True, keep_corrections=True, output="last"
+    ),
+    lambda: ROMMAClassifier(
+        aggressive=True,
+        n_epochs=2,
+        shuffle=True,
+        random_state=1,
+        output="last",
+        fit_intercept=False,
+    ),
+    lambda: KernelALMAClassifier(
+        kernel="poly", degree=2, n_epochs=3, block_size=7, alpha=1.0, output="last"
+    ),
+    lambda: PUMMAClassifier(
+        p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0, output="last"
+    ),
+    lambda: PUMMAClassifier(delta=0.2, max_epochs=5, output="voted", lam=0.0),
     lambda: MarginPerceptronClassifier(
-        fit_intercept=True, max_iter=30, shuffle=True, random_state=4
+        fit_intercept=True, max_iter=30, shuffle=True, random_state=4, output="last"
     ),
     lambda: KernelPUMMAClassifier(
-        lam=0.5, max_epochs=4, block_size=16, shuffle=True, random_state=3
+        lam=0.5, max_epochs=4, block_size=16, shuffle=True, random_state=3, output="last"
     ),
     lambda: KernelROMMAClassifier(
-        aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16
+        aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16, output="last"
     ),
 ]
 
@@ -109,7 +130,10 @@ KILL_SCRIPT = textwrap.dedent(
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 40))
     y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=n) > 0, 1, 0)
-    ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0).fit(
+    ALMAClassifier(
+        alpha=0.8, n_epochs=4, shuffle=True, random_state=0, output="last",
+        fit_intercept=False
+    ).fit(
         X, y, checkpoint=sys.argv[1], checkpoint_every=every
     )
     """
@@ -141,7 +165,12 @@ def _kill_and_resume(tmp_path, n, every, wait_for_saves):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 40))
     y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=n) > 0, 1, 0)
-    make = lambda: ALMAClassifier(alpha=0.8, n_epochs=4, shuffle=True, random_state=0)  # noqa: E731
+
+    def make():
+        return ALMAClassifier(
+            alpha=0.8, n_epochs=4, shuffle=True, random_state=0, output="last", fit_intercept=False
+        )
+
     resumed = make().fit(X, y, checkpoint=path, checkpoint_every=every)
     same_model(resumed, make().fit(X, y), X[:2000])
     return progress
@@ -161,26 +190,45 @@ def test_resume_after_sigkill_mid_epoch_full_size(tmp_path):
 def test_checkpoint_errors(tmp_path):
     X, y = make_blobs_pm(n=60, d=3, seed=0)
     path = tmp_path / "c.skops"
-    ALMAClassifier(n_epochs=2).fit(X, y, checkpoint=path)
+    ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False).fit(
+        X, y, checkpoint=path
+    )
     with pytest.raises(ValueError, match="is a checkpoint of ALMAClassifier"):
-        ALMAClassifier(n_epochs=2, alpha=0.5).fit(X, y, checkpoint=path)
+        ALMAClassifier(n_epochs=2, alpha=0.5, output="last", fit_intercept=False).fit(
+            X, y, checkpoint=path
+        )
     with pytest.raises(ValueError, match="is a checkpoint of PerceptronClassifier|not of"):
-        PerceptronClassifier().fit(X, y, checkpoint=path)
+        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+            X, y, checkpoint=path
+        )
     with pytest.raises(ValueError, match="a checkpoint of training on other data"):
-        ALMAClassifier(n_epochs=2).fit(X + 1.0, y, checkpoint=path)
+        ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False).fit(
+            X + 1.0, y, checkpoint=path
+        )
     with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 1"):
-        ALMAClassifier().fit(X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0)
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+            X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0
+        )
     with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
-        ALMAClassifier().fit(X, y, checkpoint_every=10)
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+            X, y, checkpoint_every=10
+        )
     X2 = sp.csr_matrix(X)
-    ALMAClassifier().fit(X2, y, checkpoint=tmp_path / "s.skops")
+    ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        X2, y, checkpoint=tmp_path / "s.skops"
+    )
 
 
 def test_a_checkpoint_holds_the_model_not_the_epochs_orders(tmp_path):
     """The orders of a shuffled fit are made from the generator's state, not stored."""
     X, y = make_blobs_pm(n=5000, d=4, seed=3)
     path = tmp_path / "c.skops"
-    make = lambda: PerceptronClassifier(n_epochs=50, shuffle=True, random_state=7)  # noqa: E731
+
+    def make():
+        return PerceptronClassifier(
+            n_epochs=50, shuffle=True, random_state=7, output="last", fit_intercept=False
+        )
+
     make().fit(X, y, checkpoint=path, checkpoint_every=2500)
     # 50 orders of 5000 rows would be 2 MB; the model is 4 weights
     assert path.stat().st_size < 20_000
@@ -200,7 +248,10 @@ def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatc
 
     monkeypatch.setattr(marginkit.persistence, "save", slow_save)
     path = tmp_path / "c.skops"
-    make = lambda: ALMAClassifier(alpha=0.9, n_epochs=40)  # noqa: E731
+
+    def make():
+        return ALMAClassifier(alpha=0.9, n_epochs=40, output="last", fit_intercept=False)
+
     make().fit(X, y, checkpoint=path)
     assert 1 <= len(calls) <= 5
     monkeypatch.setattr(marginkit.persistence, "save", real_save)

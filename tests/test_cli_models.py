@@ -115,7 +115,12 @@ def test_every_estimator_trains(files, name, capsys):
 )
 def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
     paths, _, _ = files
-    marginkit.save(marginkit.ALMAClassifier().fit(*read_data(paths["train"])), paths["model"])
+    marginkit.save(
+        marginkit.ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+            *read_data(paths["train"])
+        ),
+        paths["model"],
+    )
     bad = paths["train"].with_name("bad.svm")
     bad.write_text("this is not svmlight\n")
     names = {**{k: str(v) for k, v in paths.items()}, "missing": "nope.svm", "bad": str(bad)}
@@ -148,7 +153,9 @@ def test_make_estimator_and_read_data_errors(tmp_path):
 
 def test_evaluate_reports_unknown_labels(files):
     paths, X, y = files
-    model = marginkit.PerceptronClassifier().fit(*read_data(paths["train"]))
+    model = marginkit.PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+        *read_data(paths["train"])
+    )
     marginkit.save(model, paths["model"])
     odd = paths["train"].with_name("odd.svm")
     dump_svmlight_file(X[:10], np.full(10, 7), str(odd))

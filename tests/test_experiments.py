@@ -138,7 +138,9 @@ def test_last_and_avg_come_from_one_fit():
         random_state=q["data_seed"],
     )
     for output in ("last", "avg"):
-        clf = ALMAClassifier(p=6, alpha=0.5, B=q["B"], output=output).fit(X, y)
+        clf = ALMAClassifier(
+            p=6, alpha=0.5, B=q["B"], output=output, n_epochs=1, fit_intercept=False
+        ).fit(X, y)
         mistakes = int(np.count_nonzero(clf.predict(X_test) != y_test))
         assert result[f"mistakes_{output}"] == mistakes
         assert result["corrections"] == clf.n_corrections_

@@ -193,7 +193,12 @@ def test_epoch_records_equal_separate_fits(shared_data):
     X_test, y_test = data[2][:300], data[3][:300]
     for record in result["epochs"]:
         clf = KernelALMAClassifier(
-            alpha=0.9, B=params["B"], kernel="rbf", gamma=params["gamma"], n_epochs=record["epoch"]
+            alpha=0.9,
+            B=params["B"],
+            kernel="rbf",
+            gamma=params["gamma"],
+            n_epochs=record["epoch"],
+            output="last",
         ).fit(X, y)
         assert record["corrections"] == clf.n_corrections_
         assert record["corrections_per_class"] == clf.n_corrections_per_class_.tolist()

@@ -94,11 +94,11 @@ def test_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])  # the same point with both labels: not separable
     with pytest.warns(ConvergenceWarning, match="PUMMAClassifier did not converge"):
-        clf = PUMMAClassifier(max_epochs=5).fit(X, y)
+        clf = PUMMAClassifier(max_epochs=5, lam=0.0, output="last").fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
     # a soft margin separates anything
-    clf = PUMMAClassifier(lam=1.0, delta=0.1).fit(X, y)
+    clf = PUMMAClassifier(lam=1.0, delta=0.1, output="last").fit(X, y)
     assert clf.converged_
 
 
@@ -106,7 +106,8 @@ def test_zero_rows_never_update():
     X = np.array([[0.0, 0.0], [1.0, 2.0], [0.0, 0.0], [-1.0, -1.0]])
     y = np.array([1, 1, -1, -1])
     for cls in [PerceptronClassifier, ROMMAClassifier]:
-        clf = cls(n_epochs=3).fit(X, y)
+        # without an intercept: a zero row has nothing to update
+        clf = cls(n_epochs=3, fit_intercept=False, output="last").fit(X, y)
         assert clf.n_corrections_ <= 2
         assert np.all(np.isfinite(clf.coef_))
 
@@ -115,19 +116,21 @@ def test_kernel_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="KernelPUMMAClassifier did not converge"):
-        clf = KernelPUMMAClassifier(kernel="linear", max_epochs=5).fit(X, y)
+        clf = KernelPUMMAClassifier(kernel="linear", max_epochs=5, lam=0.0, output="last").fit(
+            X, y
+        )
     assert not clf.converged_ and clf.n_conflicts_ > 0
-    clf = KernelPUMMAClassifier(kernel="linear", lam=1.0).fit(X, y)
+    clf = KernelPUMMAClassifier(kernel="linear", lam=1.0, output="last").fit(X, y)
     assert clf.converged_
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: PerceptronClassifier(),
-        lambda: ROMMAClassifier(aggressive=True),
-        lambda: MarginPerceptronClassifier(),
-        lambda: PUMMAClassifier(p=3.0),
+        lambda: PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False),
+        lambda: ROMMAClassifier(aggressive=True, output="last", n_epochs=1, fit_intercept=False),
+        lambda: MarginPerceptronClassifier(output="last", fit_intercept=False),
+        lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
     ],
 )
 def test_too_large_values_for_unnormalised_algorithms(make):
@@ -144,12 +147,22 @@ def test_too_large_kernel_values():
     X = np.array([[0.0, 1.0], [1e33, 0.0], [3.0, 1.0]])
     y = np.array([0, 1, 0])
     with pytest.raises(ValueError, match="kernel values are too large for KernelPerceptron"):
-        KernelPerceptronClassifier(kernel="poly", degree=4, gamma=1.0).fit(X, y)
+        KernelPerceptronClassifier(
+            kernel="poly", degree=4, gamma=1.0, output="last", n_epochs=1
+        ).fit(X, y)
     # normalised, the same data are fine
-    KernelPerceptronClassifier(kernel="poly", degree=4, gamma=1.0, normalize=True).fit(X, y)
+    KernelPerceptronClassifier(
+        kernel="poly", degree=4, gamma=1.0, normalize=True, output="last", n_epochs=1
+    ).fit(X, y)
 
 
-@pytest.mark.parametrize("make", [lambda: ROMMAClassifier(), lambda: PUMMAClassifier(p=3.0)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False),
+        lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
+    ],
+)
 def test_overflowed_weights_are_an_error_not_nan(make, data):
     from marginkit._base import check_finite_state
     from marginkit._core import linear as L

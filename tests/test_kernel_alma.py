@@ -65,7 +65,7 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
 def test_linear_kernel_is_alma2(p_output, block_size):
     """With K(x, y) = x . y the engine must reproduce linear ALMA_2 (Figure 1)."""
     X, y = make_blobs_pm(n=400, d=6, n_classes=4, seed=1)
-    lin = ALMAClassifier(alpha=0.7, n_epochs=3, output=p_output).fit(X, y)
+    lin = ALMAClassifier(alpha=0.7, n_epochs=3, output=p_output, fit_intercept=False).fit(X, y)
     ker = KernelALMAClassifier(
         kernel="linear", alpha=0.7, n_epochs=3, output=p_output, block_size=block_size
     ).fit(X, y)
@@ -104,8 +104,12 @@ def test_sparse_input_equals_dense():
 @pytest.mark.parametrize("splits", [[1] * 30, [5, 25], [30]])
 def test_partial_fit_any_split_equals_fit(splits):
     X, y = make_blobs_pm(n=30, d=4, n_classes=3, seed=4)
-    whole = KernelALMAClassifier(kernel="rbf", gamma=0.4, alpha=0.8).fit(X, y)
-    part = KernelALMAClassifier(kernel="rbf", gamma=0.4, alpha=0.8, block_size=4)
+    whole = KernelALMAClassifier(
+        kernel="rbf", gamma=0.4, alpha=0.8, output="last", n_epochs=1
+    ).fit(X, y)
+    part = KernelALMAClassifier(
+        kernel="rbf", gamma=0.4, alpha=0.8, block_size=4, output="last", n_epochs=1
+    )
     start = 0
     for size in splits:
         part.partial_fit(X[start : start + size], y[start : start + size], classes=[0, 1, 2])
@@ -146,7 +150,9 @@ def test_scale_folding_is_invisible(monkeypatch):
 
 def test_attributes():
     X, y = make_blobs_pm(n=100, d=4, n_classes=2, seed=6)
-    clf = KernelALMAClassifier(kernel="poly", degree=2, alpha=0.9, n_epochs=2).fit(X, y)
+    clf = KernelALMAClassifier(kernel="poly", degree=2, alpha=0.9, n_epochs=2, output="last").fit(
+        X, y
+    )
     m = clf.support_.shape[0]
     assert m == clf.n_corrections_  # binary: one problem, one coefficient per SV
     assert clf.support_vectors_.shape == (m, 4)
@@ -164,17 +170,19 @@ def test_attributes():
 def test_zero_kernel_diagonal_never_updates():
     X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=7)
     X[::4] = 0.0
-    clf = KernelALMAClassifier(kernel="linear", alpha=0.9).fit(X, y)
+    clf = KernelALMAClassifier(kernel="linear", alpha=0.9, output="last", n_epochs=1).fit(X, y)
     assert not np.isin(np.arange(0, 40, 4), clf.support_).any()
-    lin = ALMAClassifier(alpha=0.9).fit(X, y)
+    lin = ALMAClassifier(alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ == lin.n_corrections_
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: KernelALMAClassifier(kernel="rbf", gamma=0.5, alpha=0.9),
-        lambda: ALMAClassifier(p=3.0, alpha=0.9),
+        lambda: KernelALMAClassifier(
+            kernel="rbf", gamma=0.5, alpha=0.9, output="last", n_epochs=1
+        ),
+        lambda: ALMAClassifier(p=3.0, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
     ],
 )
 def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):
@@ -199,6 +207,8 @@ def test_every_whole_power(degree):
     X = X - 0.5  # gamma x . y + coef0 < 0 for many pairs
     kw = {"degree": degree, "gamma": 0.3, "coef0": 0.2}
     runs, ref_scores = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
-    clf = KernelALMAClassifier(kernel="poly", alpha=0.9, block_size=8, **kw).fit(X, y)
+    clf = KernelALMAClassifier(
+        kernel="poly", alpha=0.9, block_size=8, n_epochs=1, output="last", **kw
+    ).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert rel_err(clf.decision_function(X), ref_scores(X, "last")) < 1e-9

@@ -67,10 +67,14 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
 
 def test_aggressive_romma_forgets_and_stays_exact():
     X, y = varied_norms(80, 3, 2, seed=5)
-    clf = KernelROMMAClassifier(aggressive=True, kernel="linear", n_epochs=3, block_size=16)
+    clf = KernelROMMAClassifier(
+        aggressive=True, kernel="linear", n_epochs=3, block_size=16, output="last"
+    )
     clf.fit(X, y)
     assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
-    linear = ROMMAClassifier(aggressive=True, n_epochs=3, keep_corrections=True).fit(X, y)
+    linear = ROMMAClassifier(
+        aggressive=True, n_epochs=3, keep_corrections=True, output="last", fit_intercept=False
+    ).fit(X, y)
     assert clf.n_corrections_ == linear.n_corrections_
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -81,8 +85,10 @@ def test_aggressive_romma_forgets_and_stays_exact():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_linear_kernel_equals_linear_perceptron(sparse):
     X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=2, sparse_density=0.5 if sparse else None)
-    kern = KernelPerceptronClassifier(kernel="linear", n_epochs=2, block_size=32).fit(X, y)
-    lin = PerceptronClassifier(n_epochs=2).fit(X, y)
+    kern = KernelPerceptronClassifier(
+        kernel="linear", n_epochs=2, block_size=32, output="last"
+    ).fit(X, y)
+    lin = PerceptronClassifier(n_epochs=2, output="last", fit_intercept=False).fit(X, y)
     assert list(kern.n_corrections_per_class_) == list(lin.n_corrections_per_class_)
     np.testing.assert_allclose(kern.dual_coef_ @ kern.support_vectors_, lin.coef_, atol=1e-9)
 
@@ -95,7 +101,9 @@ def test_scale_folds_keep_kernel_romma_exact():
             super()._initialise(data)
             self._fold_below = 0.97
 
-    plain = KernelROMMAClassifier(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)
+    plain = KernelROMMAClassifier(
+        kernel="rbf", gamma=0.3, n_epochs=2, block_size=9, output="last"
+    ).fit(X, y)
     folded = Folding(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)
     assert plain.n_corrections_ == folded.n_corrections_
     for output in ["last", "avg", "voted"]:
@@ -106,15 +114,21 @@ def test_scale_folds_keep_kernel_romma_exact():
 
 def test_cache_off_gives_the_same_model():
     X, y = varied_norms(90, 4, 3, seed=4)
-    a = KernelROMMAClassifier(aggressive=True, n_epochs=3, cache_size=0, block_size=10).fit(X, y)
-    b = KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=10).fit(X, y)
+    a = KernelROMMAClassifier(
+        aggressive=True, n_epochs=3, cache_size=0, block_size=10, output="last"
+    ).fit(X, y)
+    b = KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=10, output="last").fit(X, y)
     assert a.n_corrections_ == b.n_corrections_
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10)
 
 
 def test_sparse_input():
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=1, sparse_density=0.5)
-    dense = KernelROMMAClassifier(kernel="poly", degree=2, gamma=0.5).fit(X.toarray(), y)
-    sparse = KernelROMMAClassifier(kernel="poly", degree=2, gamma=0.5).fit(sp.csr_matrix(X), y)
+    dense = KernelROMMAClassifier(
+        kernel="poly", degree=2, gamma=0.5, output="last", n_epochs=1
+    ).fit(X.toarray(), y)
+    sparse = KernelROMMAClassifier(
+        kernel="poly", degree=2, gamma=0.5, output="last", n_epochs=1
+    ).fit(sp.csr_matrix(X), y)
     assert dense.n_corrections_ == sparse.n_corrections_
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X), rtol=1e-10)

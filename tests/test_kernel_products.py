@@ -34,8 +34,12 @@ def test_the_product_is_dense_for_dense_enough_data_only():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.9, n_epochs=2),
-        lambda: KernelPUMMAClassifier(kernel="poly", degree=2, lam=0.5, max_epochs=3),
+        lambda: KernelALMAClassifier(
+            kernel="rbf", gamma=0.3, alpha=0.9, n_epochs=2, output="last"
+        ),
+        lambda: KernelPUMMAClassifier(
+            kernel="poly", degree=2, lam=0.5, max_epochs=3, output="last"
+        ),
     ],
     ids=["alma", "pumma"],
 )
@@ -73,17 +77,32 @@ def _fit_with(monkeypatch, overlap, make, X, y, fold_below=None):
 @pytest.mark.parametrize(
     "make,fold_below",
     [
-        (lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, n_epochs=3, block_size=8), None),
-        # folds of the scale during a block: the next block's sums are made again
-        (lambda: KernelALMAClassifier(kernel="rbf", gamma=0.5, alpha=0.6, block_size=8), 0.95),
-        # forgotten hypotheses: the same
         (
-            lambda: KernelROMMAClassifier(
-                kernel="poly", degree=2, aggressive=True, n_epochs=3, block_size=8
+            lambda: KernelALMAClassifier(
+                kernel="rbf", gamma=0.3, n_epochs=3, block_size=8, alpha=1.0, output="last"
             ),
             None,
         ),
-        (lambda: KernelPerceptronClassifier(kernel="linear", n_epochs=2, block_size=5), None),
+        # folds of the scale during a block: the next block's sums are made again
+        (
+            lambda: KernelALMAClassifier(
+                kernel="rbf", gamma=0.5, alpha=0.6, block_size=8, output="last", n_epochs=1
+            ),
+            0.95,
+        ),
+        # forgotten hypotheses: the same
+        (
+            lambda: KernelROMMAClassifier(
+                kernel="poly", degree=2, aggressive=True, n_epochs=3, block_size=8, output="last"
+            ),
+            None,
+        ),
+        (
+            lambda: KernelPerceptronClassifier(
+                kernel="linear", n_epochs=2, block_size=5, output="last"
+            ),
+            None,
+        ),
     ],
     ids=["alma-epochs", "alma-folds", "aggressive-romma", "perceptron"],
 )
@@ -188,7 +207,10 @@ def test_truly_sparse_input_gives_the_dense_model():
     w = rng.normal(size=3000)
     y = np.where(X @ w > np.median(X @ w), 1, -1)
     assert _density_product(X) < kernels.DENSE_PRODUCT_DENSITY
-    make = lambda: KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=0.9, n_epochs=2)  # noqa: E731
+
+    def make():
+        return KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=0.9, n_epochs=2, output="last")
+
     sparse, dense = make().fit(X, y), make().fit(X.toarray(), y)
     assert sparse.n_corrections_ == dense.n_corrections_ > 50
     np.testing.assert_array_equal(sparse.support_, dense.support_)

@@ -75,6 +75,7 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
 def test_partial_fit_equals_fit(name):
     cls, params, _, _ = ESTIMATORS[name]
     X, y = make_blobs_pm(n=150, d=5, n_classes=3, seed=4)
+    params = {**params, "n_epochs": 1, "fit_intercept": False}
     whole = cls(keep_corrections=True, **params).fit(X, y)
     parts = cls(keep_corrections=True, **params)
     for lo in range(0, 150, 40):
@@ -97,7 +98,8 @@ def test_scale_folds_keep_romma_exact():
             self._fold_below = 0.99  # fold after nearly every update
 
     runs, _ = linear_fit(romma_binary, X, y, aggressive=True, n_epochs=2)
-    clf = Folding(aggressive=True, n_epochs=2, keep_corrections=True).fit(X, y)
+    clf = Folding(aggressive=True, n_epochs=2, keep_corrections=True, fit_intercept=False)
+    clf.fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -110,7 +112,9 @@ def test_romma_bound_and_aggressive_margin(aggressive):
     gamma = 0.4
     X, y = separable(n=300, d=5, margin=gamma, seed=1)
     R = np.linalg.norm(X, axis=1).max()
-    clf = ROMMAClassifier(aggressive=aggressive, n_epochs=50).fit(X, y)
+    clf = ROMMAClassifier(
+        aggressive=aggressive, n_epochs=50, output="last", fit_intercept=False
+    ).fit(X, y)
     assert clf.score(X, y) == 1.0
     w = clf.coef_[0]
     # ||w|| <= 1 / gamma*: w* / gamma* satisfies every constraint ROMMA relaxes
@@ -128,7 +132,7 @@ def test_romma_bound_and_aggressive_margin(aggressive):
 
 def test_romma_unit_constraint_binds_on_the_last_update():
     X, y = separable(n=100, d=4, margin=0.2, seed=5)
-    clf = ROMMAClassifier().fit(X, y)
+    clf = ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False).fit(X, y)
     runs, _ = linear_fit(romma_binary, X, y)
     w = clf.coef_[0]
     # the last hypothesis is feasible for its own defining constraints
@@ -139,7 +143,7 @@ def test_romma_contradiction_does_not_break():
     """x and -x with opposite labels: the two constraints contradict; w stays finite."""
     X = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 0.0]])
     y = np.array([1, 1, 1, -1])
-    clf = ROMMAClassifier(n_epochs=3).fit(X, y)
+    clf = ROMMAClassifier(n_epochs=3, output="last", fit_intercept=False).fit(X, y)
     assert np.all(np.isfinite(clf.coef_))
 
 
@@ -170,6 +174,7 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
             gamma_guess=gamma_guess,
             max_iter=200,
             fit_intercept=fit_intercept,
+            output="last",
         ).fit(Xs, y)
     assert clf.n_corrections_ == full[3]
     assert clf.n_iter_[0] == full[4]
@@ -193,7 +198,7 @@ def test_margin_perceptron_guarantee(seed):
     gamma = 0.3
     X, y = separable(n=200, d=6, margin=gamma, seed=seed)
     R = np.linalg.norm(X, axis=1).max()
-    clf = MarginPerceptronClassifier().fit(X, y)
+    clf = MarginPerceptronClassifier(output="last", fit_intercept=False).fit(X, y)
     assert clf.converged_
     w = clf.coef_[0]
     achieved = np.min(y * (X @ w)) / np.linalg.norm(w)
@@ -209,7 +214,9 @@ def test_margin_perceptron_fixed_guess_below_opt():
     gamma = 0.4
     X, y = separable(n=200, d=4, margin=gamma, seed=7)
     R = np.linalg.norm(X, axis=1).max()
-    clf = MarginPerceptronClassifier(gamma_guess=gamma).fit(X, y)
+    clf = MarginPerceptronClassifier(gamma_guess=gamma, output="last", fit_intercept=False).fit(
+        X, y
+    )
     w = clf.coef_[0]
     assert clf.converged_ and clf.n_corrections_ <= 12 * R**2 / gamma**2
     assert np.min(y * (X @ w)) / np.linalg.norm(w) >= gamma / 2
@@ -219,7 +226,7 @@ def test_margin_perceptron_warns_on_inseparable_data():
     X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     y = np.array([1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="did not separate the training data"):
-        clf = MarginPerceptronClassifier(max_iter=30).fit(X, y)
+        clf = MarginPerceptronClassifier(max_iter=30, output="last", fit_intercept=False).fit(X, y)
     assert not clf.converged_
     assert clf.n_iter_[0] == 30
     assert np.all(np.isfinite(clf.coef_))
@@ -227,9 +234,11 @@ def test_margin_perceptron_warns_on_inseparable_data():
 
 def test_margin_perceptron_partial_fit_uses_current_guess():
     X, y = separable(n=100, d=4, margin=0.3, seed=3)
-    clf = MarginPerceptronClassifier(gamma_guess=0.5)
+    clf = MarginPerceptronClassifier(gamma_guess=0.5, output="last", fit_intercept=False)
     clf.partial_fit(X[:50], y[:50], classes=[-1, 1]).partial_fit(X[50:], y[50:])
-    whole = MarginPerceptronClassifier(gamma_guess=0.5, max_iter=1)
+    whole = MarginPerceptronClassifier(
+        gamma_guess=0.5, max_iter=1, output="last", fit_intercept=False
+    )
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
     np.testing.assert_allclose(clf.coef_, whole.coef_, rtol=1e-12)

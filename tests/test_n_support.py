@@ -14,10 +14,12 @@ from marginkit import (
 )
 
 ESTIMATORS = [
-    lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.8, n_epochs=3),
-    lambda: KernelPerceptronClassifier(kernel="poly", degree=2, n_epochs=2),
-    lambda: KernelROMMAClassifier(kernel="rbf", gamma=0.3, aggressive=True, n_epochs=2),
-    lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.3, lam=0.5, max_epochs=3),
+    lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.8, n_epochs=3, output="last"),
+    lambda: KernelPerceptronClassifier(kernel="poly", degree=2, n_epochs=2, output="last"),
+    lambda: KernelROMMAClassifier(
+        kernel="rbf", gamma=0.3, aggressive=True, n_epochs=2, output="last"
+    ),
+    lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.3, lam=0.5, max_epochs=3, output="last"),
 ]
 
 
@@ -57,7 +59,9 @@ def test_n_support_counts_distinct_examples_per_class(make, n_classes):
 
 def test_n_support_survives_saving_and_partial_fit(tmp_path):
     X, y = make_blobs_pm(n=200, d=4, n_classes=3, seed=4)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, shuffle=False)
+    clf = KernelALMAClassifier(
+        kernel="rbf", gamma=0.3, shuffle=False, alpha=1.0, output="last", n_epochs=1
+    )
     clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
     clf.partial_fit(X[100:], y[100:])
     np.testing.assert_array_equal(clf.n_support_, _expected(clf, y))

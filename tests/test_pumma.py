@@ -42,9 +42,9 @@ def test_equals_reference(p, lam, sparse, n_classes):
     runs, epochs, converged = reference_runs(X, y, p=p, delta=0.2, lam=lam, max_epochs=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = PUMMAClassifier(keep_corrections=True, p=p, delta=0.2, lam=lam, max_epochs=4).fit(
-            X, y
-        )
+        clf = PUMMAClassifier(
+            keep_corrections=True, p=p, delta=0.2, lam=lam, max_epochs=4, output="last"
+        ).fit(X, y)
     assert clf.converged_ == converged
     assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
     assert clf.n_epochs_ == epochs
@@ -65,8 +65,8 @@ class NewtonAt2(PUMMAClassifier):
 @pytest.mark.parametrize("lam", [0.0, 0.5])
 def test_closed_form_equals_newton(lam):
     X, y = shifted_blobs(n=200, d=8, seed=11)
-    closed = PUMMAClassifier(delta=0.05, lam=lam).fit(X, y)
-    newton = NewtonAt2(delta=0.05, lam=lam).fit(X, y)
+    closed = PUMMAClassifier(delta=0.05, lam=lam, output="last").fit(X, y)
+    newton = NewtonAt2(delta=0.05, lam=lam, output="last").fit(X, y)
     assert newton.n_newton_steps_ > 0 and closed.n_newton_steps_ == 0
     assert closed.n_updates_ == newton.n_updates_
     np.testing.assert_allclose(newton.coef_, closed.coef_, rtol=1e-9)
@@ -75,10 +75,10 @@ def test_closed_form_equals_newton(lam):
 
 def test_partial_fit_equals_one_epoch():
     X, y = shifted_blobs(n=150, n_classes=3, seed=5)
-    whole = PUMMAClassifier(keep_corrections=True, max_epochs=1, p=3.0)
+    whole = PUMMAClassifier(keep_corrections=True, max_epochs=1, p=3.0, lam=0.0, output="last")
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
-    parts = PUMMAClassifier(keep_corrections=True, p=3.0)
+    parts = PUMMAClassifier(keep_corrections=True, p=3.0, lam=0.0, output="last")
     for lo in range(0, 150, 50):
         parts.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:
@@ -92,5 +92,7 @@ def test_partial_fit_equals_one_epoch():
 def test_fit_callback_sees_the_last_epoch():
     X, y = shifted_blobs(n=60, seed=2)
     seen = []
-    clf = PUMMAClassifier(lam=1.0).fit(X, y, callback=lambda est, epoch: seen.append(epoch))
+    clf = PUMMAClassifier(lam=1.0, output="last").fit(
+        X, y, callback=lambda est, epoch: seen.append(epoch)
+    )
     assert seen == [clf.n_epochs_ - 1]

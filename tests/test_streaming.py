@@ -60,13 +60,14 @@ CASES = [
     (ROMMAClassifier, {"aggressive": True, "fit_intercept": True, "n_epochs": 2}),
     (MarginPerceptronClassifier, {"max_iter": 30}),
     (MarginPerceptronClassifier, {"gamma_guess": 0.2, "fit_intercept": True, "max_iter": 30}),
-    (PUMMAClassifier, {"max_epochs": 30, "delta": 0.1}),
-    (PUMMAClassifier, {"p": 3, "max_epochs": 5, "output": "avg"}),
+    # a stream is learned with the hard margin (the soft one needs all the data)
+    (PUMMAClassifier, {"max_epochs": 30, "delta": 0.1, "lam": 0.0}),
+    (PUMMAClassifier, {"p": 3, "max_epochs": 5, "output": "avg", "lam": 0.0}),
     (KernelALMAClassifier, {"gamma": "scale", "n_epochs": 2, "block_size": 16}),
     (KernelALMAClassifier, {"kernel": "poly", "degree": 2, "gamma": 0.5, "output": "voted"}),
     (KernelPerceptronClassifier, {"gamma": 0.7, "n_epochs": 2, "output": "avg"}),
     (KernelROMMAClassifier, {"gamma": "scale", "n_epochs": 2}),
-    (KernelPUMMAClassifier, {"gamma": 0.5, "max_epochs": 8, "block_size": 16}),
+    (KernelPUMMAClassifier, {"gamma": 0.5, "max_epochs": 8, "block_size": 16, "lam": 0.0}),
 ]
 
 ATTRIBUTES = (
@@ -153,9 +154,16 @@ def test_index_base_is_decided_for_the_whole_file(tmp_path):
     dump_svmlight_file(X, y, str(path), zero_based=True)
     Xf, _ = read_data(path)
     assert Xf.shape[1] == X.shape[1]
-    streamed = fit_file(ALMAClassifier(), path, chunk_size=20)
+    streamed = fit_file(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        path,
+        chunk_size=20,
+    )
     assert streamed.n_features_in_ == X.shape[1]
-    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(Xf, y).coef_)
+    np.testing.assert_array_equal(
+        streamed.coef_,
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(Xf, y).coef_,
+    )
 
 
 @pytest.mark.parametrize("opener, suffix", [(gzip.open, ".gz"), (bz2.open, ".bz2")])
@@ -164,8 +172,13 @@ def test_compressed_files(svm_file, tmp_path, opener, suffix):
     with opener(path, "wb") as f:
         f.write(svm_file.read_bytes())
     X, y = read_data(svm_file)
-    streamed = fit_file(PerceptronClassifier(), path, chunk_size=33)
-    np.testing.assert_array_equal(streamed.coef_, PerceptronClassifier().fit(X, y).coef_)
+    streamed = fit_file(
+        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False), path, chunk_size=33
+    )
+    np.testing.assert_array_equal(
+        streamed.coef_,
+        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(X, y).coef_,
+    )
 
 
 def test_comments_and_blank_lines(svm_file, tmp_path):
@@ -178,9 +191,16 @@ def test_comments_and_blank_lines(svm_file, tmp_path):
     path = tmp_path / "noisy.svm"
     path.write_text("\n".join(noisy) + "\n")
     X, y = read_data(svm_file)
-    streamed = fit_file(ALMAClassifier(), path, chunk_size=7)
+    streamed = fit_file(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        path,
+        chunk_size=7,
+    )
     assert streamed.n_trials_ == X.shape[0]
-    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+    np.testing.assert_array_equal(
+        streamed.coef_,
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y).coef_,
+    )
 
 
 def test_csv_with_header_and_label_column(tmp_path):
@@ -189,9 +209,13 @@ def test_csv_with_header_and_label_column(tmp_path):
     table = np.column_stack([y, X])
     np.savetxt(path, table, delimiter=",", header="label," + ",".join("abcdefg"), comments="")
     Xf, yf = read_data(path, label_column=0, skip_header=True)
-    whole = ROMMAClassifier(fit_intercept=True).fit(Xf, yf)
+    whole = ROMMAClassifier(fit_intercept=True, output="last", n_epochs=1).fit(Xf, yf)
     streamed = fit_file(
-        ROMMAClassifier(fit_intercept=True), path, 16, label_column=0, skip_header=True
+        ROMMAClassifier(fit_intercept=True, output="last", n_epochs=1),
+        path,
+        16,
+        label_column=0,
+        skip_header=True,
     )
     _assert_same_model(streamed, whole, Xf)
 
@@ -202,24 +226,34 @@ def test_continuous_labels_are_refused_as_fit_refuses_them(tmp_path):
     path = tmp_path / "float.svm"
     dump_svmlight_file(X, y, str(path))
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
-        ALMAClassifier().fit(*read_data(path))
-    est = ALMAClassifier()
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+            *read_data(path)
+        )
+    est = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False)
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         fit_file(est, path, chunk_size=8)
     assert not hasattr(est, "classes_")
 
 
 def test_n_features_pads_the_model(svm_file):
-    streamed = fit_file(ALMAClassifier(), svm_file, chunk_size=40, n_features=12)
+    streamed = fit_file(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        svm_file,
+        chunk_size=40,
+        n_features=12,
+    )
     X, y = read_data(svm_file, n_features=12)
     assert streamed.n_features_in_ == 12
-    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+    np.testing.assert_array_equal(
+        streamed.coef_,
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y).coef_,
+    )
 
 
 def test_callback_and_progress_see_every_epoch_and_example(svm_file):
     epochs, seen = [], []
     fit_file(
-        ALMAClassifier(n_epochs=3),
+        ALMAClassifier(n_epochs=3, alpha=1.0, output="last", fit_intercept=False),
         svm_file,
         chunk_size=64,
         callback=lambda est, epoch: epochs.append((epoch, est.n_trials_)),
@@ -234,18 +268,23 @@ def test_callback_and_progress_see_every_epoch_and_example(svm_file):
 
 def test_estimators_that_cannot_stream_say_why_and_keep_their_model(svm_file):
     X, y = read_data(svm_file)
-    est = ALMAClassifier().fit(X, y)
+    est = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
     coef = est.coef_.copy()
     est.set_params(shuffle=True)
     with pytest.raises(ValueError, match="shuffle=True needs all the data in memory"):
         fit_file(est, svm_file, 10)
     np.testing.assert_array_equal(est.coef_, coef)
-    for pumma in (PUMMAClassifier(lam=0.5), KernelPUMMAClassifier(lam=0.5)):
+    for pumma in (
+        PUMMAClassifier(lam=0.5, output="last"),
+        KernelPUMMAClassifier(lam=0.5, output="last"),
+    ):
         with pytest.raises(ValueError, match="lam=0.5: the soft margin"):
             fit_file(pumma, svm_file, 10)
         assert not hasattr(pumma, "classes_")
     with pytest.raises(InvalidParameterError, match="alpha"):
-        fit_file(ALMAClassifier(alpha=2.0), svm_file, 10)
+        fit_file(
+            ALMAClassifier(alpha=2.0, output="last", n_epochs=1, fit_intercept=False), svm_file, 10
+        )
 
 
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "10"])
@@ -288,7 +327,7 @@ def test_a_bad_line_met_while_training_stops_it_with_its_line(svm_file, tmp_path
     # no first pass: the reader's thread meets the line during the epoch
     bad = tmp_path / "late.svm"
     bad.write_text(svm_file.read_text() + "1 2:oops\n")
-    est = ALMAClassifier()
+    est = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False)
     with pytest.raises(
         ValueError,
         match=r"late.svm: cannot be read as an svmlight file \(line 241: the value 'oops'",
@@ -313,7 +352,9 @@ def test_one_class_is_refused(tmp_path):
     path = tmp_path / "one.svm"
     path.write_text("1 1:0.5\n1 2:0.5\n")
     with pytest.raises(ValueError, match="greater than one; got 1 class"):
-        fit_file(ALMAClassifier(), path, 1)
+        fit_file(
+            ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False), path, 1
+        )
 
 
 # -- the train task and the command line ------------------------------------------------
@@ -335,11 +376,12 @@ def test_train_task_streams_to_the_same_model(svm_file, tmp_path):
 def test_cli_chunk_size(svm_file, tmp_path, capsys):
     model = tmp_path / "m.skops"
     argv = ["train", str(svm_file), "--estimator", "kernel-perceptron", "--model", str(model)]
-    assert main([*argv, "--param", "gamma=0.5", "--chunk-size", "50"]) == 0
+    paper = ["--param", "n_epochs=1", "--param", "output=last"]
+    assert main([*argv, *paper, "--param", "gamma=0.5", "--chunk-size", "50"]) == 0
     out = capsys.readouterr().err
     assert "trained kernel-perceptron on 240 examples x 7 features" in out
     X, y = read_data(svm_file)
-    whole = KernelPerceptronClassifier(gamma=0.5).fit(X, y)
+    whole = KernelPerceptronClassifier(gamma=0.5, output="last", n_epochs=1).fit(X, y)
     np.testing.assert_allclose(load(model).decision_function(X), whole.decision_function(X))
     assert main([*argv, "--chunk-size", "0"]) == 2
     assert "--chunk-size: must be >= 1" in capsys.readouterr().err
@@ -364,33 +406,56 @@ def test_given_classes_width_and_base_spare_the_first_pass(svm_file, monkeypatch
         assert stream.n_samples is None and stream.n_features == 7
         np.testing.assert_array_equal(stream.classes, [-1, 1, 2])
         assert stream.classes.dtype == np.int64
-        streamed = marginkit.streaming.fit_stream(ALMAClassifier(n_epochs=2), stream)
+        streamed = marginkit.streaming.fit_stream(
+            ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False), stream
+        )
     assert stream.n_samples == 240
-    _assert_same_model(streamed, ALMAClassifier(n_epochs=2).fit(X, y), X)
+    _assert_same_model(
+        streamed,
+        ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False).fit(X, y),
+        X,
+    )
     # a variance (gamma="scale") costs one more pass, and is that of the whole file
     kernel = fit_file(
-        KernelROMMAClassifier(), svm_file, 40, classes=[-1, 1, 2], n_features=7, zero_based=False
+        KernelROMMAClassifier(output="last", n_epochs=1),
+        svm_file,
+        40,
+        classes=[-1, 1, 2],
+        n_features=7,
+        zero_based=False,
     )
-    _assert_same_model(kernel, KernelROMMAClassifier().fit(X, y), X)
+    _assert_same_model(kernel, KernelROMMAClassifier(output="last", n_epochs=1).fit(X, y), X)
 
 
 def test_given_classes_on_a_csv_file(tmp_path):
     X, y = _data(n=90)
     path = tmp_path / "t.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",")
-    streamed = fit_file(PerceptronClassifier(), path, 20, classes=[-1, 1, 2])
-    whole = PerceptronClassifier().fit(*read_data(path))
+    streamed = fit_file(
+        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False),
+        path,
+        20,
+        classes=[-1, 1, 2],
+    )
+    whole = PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+        *read_data(path)
+    )
     _assert_same_model(streamed, whole, X)
 
 
 def test_labels_outside_the_given_classes(svm_file):
     with pytest.raises(ValueError, match=r"labels \[2\] are not among the classes given"):
         FileStream(svm_file, 50, classes=[-1, 1])
-    est = ALMAClassifier()
+    est = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False)
     with pytest.raises(ValueError, match=r"y contains labels \[2\] that are not in classes"):
         fit_file(est, svm_file, 50, classes=[-1, 1], n_features=7, zero_based=False)
     # more classes than the file holds: a problem that never sees a positive example
-    more = fit_file(ALMAClassifier(), svm_file, 50, classes=[-1, 1, 2, 3])
+    more = fit_file(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        svm_file,
+        50,
+        classes=[-1, 1, 2, 3],
+    )
     np.testing.assert_array_equal(more.classes_, [-1, 1, 2, 3])
     with pytest.raises(ValueError, match="zero_based must be True, False or 'auto'"):
         FileStream(svm_file, 50, zero_based=1)
@@ -401,11 +466,16 @@ def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys
         train(svm_file, "alma", tmp_path / "x.skops", classes=[-1, 1, 2])
     model = tmp_path / "m.skops"
     argv = ["train", str(svm_file), "--estimator", "alma", "--model", str(model)]
+    argv += ["--param", "alpha=1.0", "--param", "n_epochs=1", "--param", "output=last"]
+    argv += ["--param", "fit_intercept=False"]
     one_pass = ["--chunk-size", "60", "--classes=-1,1,2", "--n-features", "7"]
     assert main([*argv, *one_pass, "--first-index", "1"]) == 0
     assert "trained alma on 240 examples x 7 features" in capsys.readouterr().err
     X, y = read_data(svm_file)
-    np.testing.assert_array_equal(load(model).coef_, ALMAClassifier().fit(X, y).coef_)
+    np.testing.assert_array_equal(
+        load(model).coef_,
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y).coef_,
+    )
     assert main([*argv, "--chunk-size", "60", "--classes", "1"]) == 2
     assert "at least two labels are needed" in capsys.readouterr().err
     assert main([*argv, "--chunk-size", "60", "--first-index", "2"]) == 2
@@ -418,9 +488,13 @@ def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys
 def test_csv_chunks_of_blank_or_comment_lines(tmp_path):
     path = tmp_path / "gaps.csv"
     path.write_text("1,0,1\n0,1,-1\n\n\n# a note\n# another\n2,0,1\n0,2,-1\n\n")
-    whole = PerceptronClassifier().fit(*read_data(path))
+    whole = PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+        *read_data(path)
+    )
     for chunk_size in (1, 2, 3):
-        streamed = fit_file(PerceptronClassifier(), path, chunk_size)
+        streamed = fit_file(
+            PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False), path, chunk_size
+        )
         np.testing.assert_array_equal(streamed.coef_, whole.coef_)
         assert streamed.n_trials_ == 4
 
@@ -430,13 +504,18 @@ def test_margin_perceptron_refuses_labels_outside_classes(tmp_path):
     path.write_text("1 1:1\n-1 1:-1\n5 1:2\n")
     with pytest.raises(ValueError, match=r"y contains labels \[5\] that are not in classes"):
         fit_file(
-            MarginPerceptronClassifier(), path, 2, classes=[-1, 1], n_features=1, zero_based=False
+            MarginPerceptronClassifier(output="last", fit_intercept=False),
+            path,
+            2,
+            classes=[-1, 1],
+            n_features=1,
+            zero_based=False,
         )
 
 
 def test_a_late_error_leaves_a_fitted_estimator_as_it_was(svm_file, tmp_path):
     X, y = read_data(svm_file)
-    est = ALMAClassifier().fit(X, y)
+    est = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
     coef, n = est.coef_.copy(), est.n_corrections_
     bad = tmp_path / "late.svm"
     bad.write_text(svm_file.read_text() + "7 1:0.5\n")  # a label the classes lack, last
@@ -456,7 +535,9 @@ def test_train_counts_the_examples_when_every_pass_stopped_early(tmp_path):
     stream = FileStream(path, 5, **given)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = marginkit.streaming.fit_stream(MarginPerceptronClassifier(max_iter=1), stream)
+        est = marginkit.streaming.fit_stream(
+            MarginPerceptronClassifier(max_iter=1, output="last", fit_intercept=False), stream
+        )
         assert est.n_restarts_[0] == 1 and stream.n_samples is None  # no pass finished
         assert stream.count() == 40
         summary = train(
@@ -476,8 +557,15 @@ def test_xz_files(svm_file, tmp_path):
     path = tmp_path / "train.svm.xz"
     path.write_bytes(lzma.compress(svm_file.read_bytes()))
     X, y = read_data(svm_file)
-    streamed = fit_file(ALMAClassifier(), path, chunk_size=33)
-    np.testing.assert_array_equal(streamed.coef_, ALMAClassifier().fit(X, y).coef_)
+    streamed = fit_file(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        path,
+        chunk_size=33,
+    )
+    np.testing.assert_array_equal(
+        streamed.coef_,
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y).coef_,
+    )
 
 
 # -- reading in a background thread --------------------------------------------------------------
@@ -533,7 +621,11 @@ def _readers():
 def test_passes_reuse_one_reader_thread(svm_file):
     list(prefetched(range(3)))
     before = _readers()
-    fit_file(ALMAClassifier(n_epochs=3), svm_file, chunk_size=50)
+    fit_file(
+        ALMAClassifier(n_epochs=3, alpha=1.0, output="last", fit_intercept=False),
+        svm_file,
+        chunk_size=50,
+    )
     assert _readers() == before
     # one prefetch inside another: a second reader
     outer = prefetched(range(2))

@@ -46,20 +46,43 @@ from marginkit.persistence import UntrustedFileError
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 MODELS = {
-    "alma": (lambda: ALMAClassifier(p=6.0, output="voted"), False),
-    "alma-fi": (lambda: ALMAClassifier(fit_intercept=True), False),
+    "alma": (
+        lambda: ALMAClassifier(p=6.0, output="voted", alpha=1.0, n_epochs=1, fit_intercept=False),
+        False,
+    ),
+    "alma-fi": (
+        lambda: ALMAClassifier(fit_intercept=True, alpha=1.0, output="last", n_epochs=1),
+        False,
+    ),
     "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=5, output="voted"), False),
-    "mp": (lambda: MarginPerceptronClassifier(max_iter=5), False),
-    "kalma": (lambda: KernelALMAClassifier(kernel="poly", degree=2, block_size=8), True),
-    "kromma": (lambda: KernelROMMAClassifier(aggressive=True, n_epochs=2), False),
-    "kpumma": (lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=3, block_size=8), False),
+    "mp": (
+        lambda: MarginPerceptronClassifier(max_iter=5, output="last", fit_intercept=False),
+        False,
+    ),
+    "kalma": (
+        lambda: KernelALMAClassifier(
+            kernel="poly", degree=2, block_size=8, alpha=1.0, output="last", n_epochs=1
+        ),
+        True,
+    ),
+    "kromma": (lambda: KernelROMMAClassifier(aggressive=True, n_epochs=2, output="last"), False),
+    "kpumma": (
+        lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=3, block_size=8, output="last"),
+        False,
+    ),
 }
 CHECKPOINTS = {
-    "alma": lambda: ALMAClassifier(n_epochs=3, shuffle=True, random_state=0),
-    "pumma": lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=4, random_state=1),
-    "mp": lambda: MarginPerceptronClassifier(max_iter=6, shuffle=True, random_state=2),
-    "kromma": lambda: KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=8),
-    "kpumma": lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=4, block_size=8),
+    "alma": lambda: ALMAClassifier(
+        n_epochs=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
+    ),
+    "pumma": lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=4, random_state=1, output="last"),
+    "mp": lambda: MarginPerceptronClassifier(
+        max_iter=6, shuffle=True, random_state=2, output="last", fit_intercept=False
+    ),
+    "kromma": lambda: KernelROMMAClassifier(
+        aggressive=True, n_epochs=3, block_size=8, output="last"
+    ),
+    "kpumma": lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=4, block_size=8, output="last"),
 }
 
 
@@ -166,7 +189,12 @@ def test_checkpoint_of_other_data_with_a_forged_fingerprint_is_refused(tmp_path)
 
     X5, y5 = make_blobs_pm(n=30, d=5, n_classes=2, seed=1)
     X8, y8 = make_blobs_pm(n=200, d=8, n_classes=2, seed=2)
-    make = lambda: ALMAClassifier(n_epochs=3, shuffle=True, random_state=0)  # noqa: E731
+
+    def make():
+        return ALMAClassifier(
+            n_epochs=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
+        )
+
     path = checkpoint(make, X5, y5, tmp_path / "c.skops")
     victim = make()
     X8v, y8v = victim._validate_Xy(X8, y8, reset=True)
@@ -740,7 +768,16 @@ def test_nodes_and_members_are_checked_before_anything_is_built(files, tmp_path,
 
 def test_what_a_random_state_holds_is_checked(tmp_path):
     path = tmp_path / "rs.skops"
-    marginkit.save(ALMAClassifier(random_state=np.random.RandomState(0)), path)
+    marginkit.save(
+        ALMAClassifier(
+            random_state=np.random.RandomState(0),
+            alpha=1.0,
+            output="last",
+            n_epochs=1,
+            fit_intercept=False,
+        ),
+        path,
+    )
     assert isinstance(marginkit.load(path).random_state, np.random.RandomState)
     bad = node(("random_state",), lambda n: {**n, "content": json_node(1)})
     refused(edit(path, tmp_path / "b.skops", bad), r"a RandomState without its state")
@@ -871,7 +908,10 @@ def test_feature_names_of_a_data_frame_load(tmp_path):
     X, y = data()
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
     path = tmp_path / "df.skops"
-    marginkit.save(ALMAClassifier().fit(frame, y), path)
+    marginkit.save(
+        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(frame, y),
+        path,
+    )
     again = marginkit.load(path)
     assert list(again.feature_names_in_) == list(frame.columns)
     again.predict(frame)

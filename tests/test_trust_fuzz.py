@@ -44,26 +44,72 @@ st = hypothesis.strategies
 
 #: every estimator, with the options that give its states their optional parts
 MODELS = {
-    "alma-voted": (lambda: ALMAClassifier(p=6.0, output="voted", fit_intercept=True), True),
-    "alma-log": (lambda: ALMAClassifier(p="log", alpha=0.8, keep_corrections=True), False),
-    "perceptron": (lambda: PerceptronClassifier(n_epochs=2, output="voted"), True),
-    "romma": (lambda: ROMMAClassifier(aggressive=True, keep_corrections=True), False),
-    "margin-perceptron": (lambda: MarginPerceptronClassifier(max_iter=5, output="voted"), True),
+    "alma-voted": (
+        lambda: ALMAClassifier(p=6.0, output="voted", fit_intercept=True, alpha=1.0, n_epochs=1),
+        True,
+    ),
+    "alma-log": (
+        lambda: ALMAClassifier(
+            p="log",
+            alpha=0.8,
+            keep_corrections=True,
+            output="last",
+            n_epochs=1,
+            fit_intercept=False,
+        ),
+        False,
+    ),
+    "perceptron": (
+        lambda: PerceptronClassifier(n_epochs=2, output="voted", fit_intercept=False),
+        True,
+    ),
+    "romma": (
+        lambda: ROMMAClassifier(
+            aggressive=True, keep_corrections=True, output="last", n_epochs=1, fit_intercept=False
+        ),
+        False,
+    ),
+    "margin-perceptron": (
+        lambda: MarginPerceptronClassifier(max_iter=5, output="voted", fit_intercept=False),
+        True,
+    ),
     "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=4, output="voted"), True),
-    "pumma-2": (lambda: PUMMAClassifier(max_epochs=3), False),
-    "kernel-alma": (lambda: KernelALMAClassifier(kernel="poly", degree=2, block_size=7), True),
-    "kernel-perceptron": (lambda: KernelPerceptronClassifier(kernel="rbf", n_epochs=2), False),
-    "kernel-romma": (lambda: KernelROMMAClassifier(aggressive=True, output="voted"), True),
-    "kernel-pumma": (lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=3, block_size=8), True),
+    "pumma-2": (lambda: PUMMAClassifier(max_epochs=3, lam=0.0, output="last"), False),
+    "kernel-alma": (
+        lambda: KernelALMAClassifier(
+            kernel="poly", degree=2, block_size=7, alpha=1.0, output="last", n_epochs=1
+        ),
+        True,
+    ),
+    "kernel-perceptron": (
+        lambda: KernelPerceptronClassifier(kernel="rbf", n_epochs=2, output="last"),
+        False,
+    ),
+    "kernel-romma": (
+        lambda: KernelROMMAClassifier(aggressive=True, output="voted", n_epochs=1),
+        True,
+    ),
+    "kernel-pumma": (
+        lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=3, block_size=8, output="last"),
+        True,
+    ),
 }
 #: checkpoints made mid-fit, resumed on the data they were made for
 CHECKPOINTS = {
-    "alma": lambda: ALMAClassifier(n_epochs=3, shuffle=True, random_state=0),
-    "pumma": lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=4, shuffle=True, random_state=1),
-    "margin-perceptron": lambda: MarginPerceptronClassifier(max_iter=6, random_state=2),
-    "kernel-romma": lambda: KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=8),
+    "alma": lambda: ALMAClassifier(
+        n_epochs=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
+    ),
+    "pumma": lambda: PUMMAClassifier(
+        p=3.0, lam=0.5, max_epochs=4, shuffle=True, random_state=1, output="last"
+    ),
+    "margin-perceptron": lambda: MarginPerceptronClassifier(
+        max_iter=6, random_state=2, output="last", fit_intercept=False
+    ),
+    "kernel-romma": lambda: KernelROMMAClassifier(
+        aggressive=True, n_epochs=3, block_size=8, output="last"
+    ),
     "kernel-pumma": lambda: KernelPUMMAClassifier(
-        lam=0.5, max_epochs=4, block_size=8, shuffle=True, random_state=3
+        lam=0.5, max_epochs=4, block_size=8, shuffle=True, random_state=3, output="last"
     ),
 }
 

@@ -48,17 +48,17 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         guesses of a binary problem. A :class:`~sklearn.exceptions.ConvergenceWarning`
         says when they ran out before an epoch without update: the data may not be
         separable (through the origin, unless ``fit_intercept``).
-    output : {{"last", "avg", "voted"}}, default="last"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The guarantee is for ``"last"``; the average and the vote are over the
-        hypotheses of the final guess.
+        hypotheses of the final guess. The average by default (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``; the margin is then that
         of the augmented data, and R and the budget are those of the augmented
-        instances.
+        instances. The published algorithm has no bias (``fit_intercept=False``).
     verbose : int, default=0
 
     Attributes
@@ -112,11 +112,11 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         *,
         gamma_guess=None,
         max_iter=1000,
-        output="last",
+        output="avg",
         keep_corrections=False,
         shuffle=False,
         random_state=None,
-        fit_intercept=False,
+        fit_intercept=True,
         verbose=0,
     ):
         self.gamma_guess = gamma_guess

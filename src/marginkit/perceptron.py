@@ -33,19 +33,22 @@ class PerceptronClassifier(OnlineLinearClassifier):
 
     Parameters
     ----------
-    output : {{"last", "avg", "voted"}}, default="last"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The final ``w``, the average or the vote; all three come from one run (switch
         with ``set_params`` after fitting; to ``"voted"`` with ``keep_corrections``).
+        The average by default (docs/defaults.md); Rosenblatt's Perceptron predicts
+        with ``"last"``.
     {KEEP_CORRECTIONS_DOC}
-    n_epochs : int >= 1, default=1
+    n_epochs : int >= 1, default=5
         Passes of :meth:`fit` over the training set.
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None
         Seed of the shuffling.
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest 2-norm
-        of an instance in the first data seen.
+        of an instance in the first data seen. ``fit_intercept=False, n_epochs=1,
+        output="last"`` is the Perceptron of Gentile's comparisons.
     verbose : int, default=0
         A progress bar over epochs and binary problems.
 
@@ -79,12 +82,12 @@ class PerceptronClassifier(OnlineLinearClassifier):
     def __init__(
         self,
         *,
-        output="last",
+        output="avg",
         keep_corrections=False,
-        n_epochs=1,
+        n_epochs=5,
         shuffle=False,
         random_state=None,
-        fit_intercept=False,
+        fit_intercept=True,
         verbose=0,
     ):
         self.output = output
@@ -112,8 +115,10 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
 
     Parameters
     ----------
-    output : {{"last", "avg", "voted"}}, default="last"
-    n_epochs : int >= 1, default=1
+    output : {{"last", "avg", "voted"}}, default="avg"
+        The average by default (docs/defaults.md); the published algorithm predicts
+        with ``"last"``.
+    n_epochs : int >= 1, default=5
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
@@ -150,8 +155,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     def __init__(
         self,
         *,
-        output="last",
-        n_epochs=1,
+        output="avg",
+        n_epochs=5,
         shuffle=False,
         random_state=None,
         kernel="rbf",

@@ -118,8 +118,8 @@ class _Streaming:
         if self.lam > 0:
             raise ValueError(
                 f"lam={self.lam}: the soft margin gives every example a coordinate of its "
-                "own across the epochs, which needs all the data in memory; a stream is "
-                "learned with lam=0"
+                "own across the epochs, which needs all the data in memory; pass lam=0 "
+                "(the hard margin) to learn a stream"
             )
 
     def _n_changes(self):
@@ -189,19 +189,22 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     delta : float in [0, 1), default=0.1
         Degree of approximation: the final margin is at least ``(1 - delta)`` times the
         best one. The COLT 2008 experiments use 0.1 (artificial data) and 0.01 (real).
-    lam : float >= 0, default=0.0
+    lam : float >= 0, default=1.0
         The 2-norm soft margin: ``x_i . x_j`` becomes ``x_i . x_j + lam [i = j]``, i.e.
         each training example gets a coordinate of its own holding ``sqrt(lam)``. Those
         coordinates are only stored for the examples that become x+ or x-, and take no
-        part in prediction. 0 is the hard margin. With ``lam > 0`` any labelled data
-        are separable in the augmented space, so training converges.
+        part in prediction. 0 is the hard margin, whose hypothesis grows without bound
+        on data that are not separable. With ``lam > 0`` any labelled data are
+        separable in the augmented space, so training converges; 1 is the COLT 2008
+        real-data setting and the default (docs/defaults.md).
     max_epochs : int >= 1, default=1000
         :meth:`fit` passes over the data until an epoch makes no update, or this many.
         A :class:`~sklearn.exceptions.ConvergenceWarning` says when they ran out.
-    output : {{"last", "avg", "voted"}}, default="last"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The final hyperplane, the average ``sum_k c_k (w_k, b_k)`` or the vote
         ``sum_k c_k sign(w_k . x + b_k)`` (``c_k``: trials hypothesis k survived); all
-        three come from one run. The margin guarantee is for ``"last"``.
+        three come from one run. The margin guarantee is for ``"last"``; the average
+        predicts better on data that are not separable (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
@@ -269,9 +272,9 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         *,
         p=2.0,
         delta=0.1,
-        lam=0.0,
+        lam=1.0,
         max_epochs=1000,
-        output="last",
+        output="avg",
         keep_corrections=False,
         shuffle=False,
         random_state=None,
@@ -524,11 +527,12 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     ----------
     delta : float in [0, 1), default=0.1
         The final margin is at least ``(1 - delta)`` times the best.
-    lam : float >= 0, default=0.0
-        The 2-norm soft margin; 0 is the hard margin.
+    lam : float >= 0, default=1.0
+        The 2-norm soft margin; 0 is the hard margin (see
+        :class:`~marginkit.PUMMAClassifier`; docs/defaults.md).
     max_epochs : int >= 1, default=1000
         :meth:`fit` passes over the data until an epoch makes no update, or this many.
-    output : {{"last", "avg", "voted"}}, default="last"
+    output : {{"last", "avg", "voted"}}, default="avg"
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
@@ -583,9 +587,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self,
         *,
         delta=0.1,
-        lam=0.0,
+        lam=1.0,
         max_epochs=1000,
-        output="last",
+        output="avg",
         shuffle=False,
         random_state=None,
         kernel="rbf",

@@ -31,18 +31,21 @@ class ROMMAClassifier(OnlineLinearClassifier):
     ----------
     aggressive : bool, default=False
         Update whenever ``y w . x < 1`` instead of only on mistakes.
-    output : {{"last", "avg", "voted"}}, default="last"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
-        from one run.
+        from one run. The average by default (docs/defaults.md); the paper's ROMMA
+        predicts with ``"last"``.
     {KEEP_CORRECTIONS_DOC}
-    n_epochs : int >= 1, default=1
+    n_epochs : int >= 1, default=5
+        Passes of :meth:`fit` over the training set (the paper's experiments: one).
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
-    fit_intercept : bool, default=False
+    fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)`` (section 1 of
         Ishibashi, Hatano and Takeda, COLT 2008), R the largest 2-norm of an instance in
-        the first data seen.
+        the first data seen. ``fit_intercept=False, n_epochs=1, output="last"`` is the
+        published ROMMA.
     verbose : int, default=0
 
     Attributes
@@ -63,7 +66,7 @@ class ROMMAClassifier(OnlineLinearClassifier):
     >>> from marginkit import ROMMAClassifier
     >>> X = np.array([[2.0, 1.0], [1.0, 3.0], [-1.0, -2.0], [-3.0, -1.0]])
     >>> y = np.array([1, 1, -1, -1])
-    >>> clf = ROMMAClassifier(aggressive=True, n_epochs=5).fit(X, y)
+    >>> clf = ROMMAClassifier(aggressive=True, n_epochs=5, output="last").fit(X, y)
     >>> bool(np.all(y * clf.decision_function(X) >= 1 - 1e-12))
     True
     """
@@ -74,12 +77,12 @@ class ROMMAClassifier(OnlineLinearClassifier):
         self,
         *,
         aggressive=False,
-        output="last",
+        output="avg",
         keep_corrections=False,
-        n_epochs=1,
+        n_epochs=5,
         shuffle=False,
         random_state=None,
-        fit_intercept=False,
+        fit_intercept=True,
         verbose=0,
     ):
         self.aggressive = aggressive
@@ -111,8 +114,10 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
     ----------
     aggressive : bool, default=False
         Update whenever ``y w . phi(x) < 1`` instead of only on mistakes.
-    output : {{"last", "avg", "voted"}}, default="last"
-    n_epochs : int >= 1, default=1
+    output : {{"last", "avg", "voted"}}, default="avg"
+        The average by default (docs/defaults.md); the published algorithm predicts
+        with ``"last"``.
+    n_epochs : int >= 1, default=5
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
@@ -154,8 +159,8 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         self,
         *,
         aggressive=False,
-        output="last",
-        n_epochs=1,
+        output="avg",
+        n_epochs=5,
         shuffle=False,
         random_state=None,
         kernel="rbf",

@@ -200,7 +200,14 @@ def run_cell(cell: Cell, cache: LastValueCache) -> dict:
     data_seconds = time.perf_counter() - start
     start = time.perf_counter()
     clf = ALMAClassifier(
-        p=q["p"], alpha=q["alpha"], B=q["B"], C=q["C"], output="last", n_epochs=1, shuffle=False
+        p=q["p"],
+        alpha=q["alpha"],
+        B=q["B"],
+        C=q["C"],
+        output="last",
+        n_epochs=1,
+        shuffle=False,
+        fit_intercept=False,
     )
     clf.fit(X, y)
     mistakes_last = int(np.count_nonzero(clf.predict(X_test) != y_test))

@@ -213,13 +213,13 @@ def make_estimator(algorithm: str, p: float, delta: float = DELTA):
     features for all of them.
     """
     if algorithm == "pumma":
-        return PUMMAClassifier(p=p, delta=delta)
+        return PUMMAClassifier(p=p, delta=delta, lam=0.0, output="last")
     if algorithm == "alma":
-        return ALMAClassifier(p=p, alpha=delta, fit_intercept=True)
+        return ALMAClassifier(p=p, alpha=delta, fit_intercept=True, output="last")
     if algorithm in ("romma", "aromma"):
         if p != 2.0:
             raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
-        return ROMMAClassifier(aggressive=algorithm == "aromma", fit_intercept=True)
+        return ROMMAClassifier(aggressive=algorithm == "aromma", fit_intercept=True, output="last")
     raise ValueError(f"unknown algorithm {algorithm!r}")
 
 

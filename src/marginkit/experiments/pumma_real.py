@@ -395,8 +395,8 @@ def run_pumma(X, y, max_epochs: int, lam: float = LAM, delta: float = DELTA) -> 
         ``converged``, ``conflicts``.
     """
     classes = np.array([-1, 1])
-    PUMMAClassifier(delta=delta, lam=lam).partial_fit(X[:8], y[:8], classes=classes)
-    clf = PUMMAClassifier(p=2.0, delta=delta, lam=lam, max_epochs=max_epochs)
+    PUMMAClassifier(delta=delta, lam=lam, output="last").partial_fit(X[:8], y[:8], classes=classes)
+    clf = PUMMAClassifier(p=2.0, delta=delta, lam=lam, max_epochs=max_epochs, output="last")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # reported as converged=False
         start = time.perf_counter()
@@ -442,11 +442,11 @@ def run_linearsvc(X, y, lam: float = LAM) -> dict:
 def make_baseline(method: str, delta: float = DELTA):
     """ROMMA, aggressive ROMMA or ALMA_2(delta), each with ``fit_intercept=True``."""
     if method == "romma":
-        return ROMMAClassifier(fit_intercept=True)
+        return ROMMAClassifier(fit_intercept=True, output="last")
     if method == "aromma":
-        return ROMMAClassifier(aggressive=True, fit_intercept=True)
+        return ROMMAClassifier(aggressive=True, fit_intercept=True, output="last")
     if method == "alma":
-        return ALMAClassifier(p=2.0, alpha=delta, fit_intercept=True)
+        return ALMAClassifier(p=2.0, alpha=delta, fit_intercept=True, output="last")
     raise ValueError(f"unknown baseline {method!r}")
 
 
