@@ -531,12 +531,14 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return [np.where(y == c, 1.0, -1.0) for c in self.classes_]
 
     def _progress(self, total, unit):
+        """A progress bar (with ``verbose``) that stays, showing what was done; a loop
+        that may end early shortens its total (:func:`ended_early`)."""
         return tqdm(
             total=total,
             disable=not self.verbose,
             desc=type(self).__name__,
             unit=unit,
-            leave=False,
+            leave=True,
         )
 
     def _fit(self, X, y, callback=None):
@@ -720,12 +722,13 @@ class OnlineLinearClassifier(OnlineClassifier):
                     hi = min(n, lo + step)
                     for j, state in enumerate(self._states):
                         self._run_all(state, batch, targets[j], order[:hi], start=lo)
+                        if hi == n:  # this problem's pass is done
+                            bar.update(1)
                     lo = hi
                     if resume is not None:
                         resume["epoch"], resume["pos"] = (epoch, hi) if hi < n else (epoch + 1, 0)
                         self._update_counts()
                         save()
-                bar.update(len(self._states))
                 self._update_counts()
                 if callback is not None:
                     callback(self, epoch)
@@ -903,3 +906,11 @@ def _canonical(X):
         X = X.copy()
         X.sum_duplicates()
     return X
+
+
+def ended_early(bar, skipped):
+    """A progress bar whose loop skipped ``skipped`` of the steps of its total (converged
+    early): its total shrinks to what is left to do, so that it ends full."""
+    if skipped > 0 and bar.total is not None:
+        bar.total -= skipped
+        bar.refresh()

@@ -15,6 +15,7 @@ from ._base import (
     _Batch,
     check_epoch_loop,
     check_fingerprint,
+    ended_early,
 )
 from ._core import linear as L
 from ._core.state import PNormState
@@ -264,6 +265,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                         self._update_counts()
                         save()
                 r["converged"].append(bool(r["done"]))
+                ended_early(bar, self.max_iter - int(self.n_iter_[j]))
                 r["problem"] = j + 1
                 r["done"] = False
         self._max_updates = -1

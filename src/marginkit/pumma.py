@@ -17,6 +17,7 @@ from ._base import (
     check_epoch_loop,
     check_fingerprint,
     check_finite_state,
+    ended_early,
 )
 from ._core import linear as L
 from ._core import pumma as K
@@ -781,6 +782,7 @@ def _epochs_until_quiet(est, n, step, save, run_chunk):
             if save is not None:
                 est._update_counts()
                 save()
+        ended_early(bar, est.max_epochs - est.n_epochs_)
 
 
 def _warn_not_converged(est):
