@@ -2,7 +2,10 @@
 
 Every kernel here is a function of the Gram matrix ``A @ B.T`` and, for the
 Gaussian ones, of the squared norms of the rows, so that ``K(A, B)`` costs one
-GEMM plus one elementwise pass (compiled, fused with the normalisation
+GEMM (or, for two truly sparse operands, one compiled scatter product: scipy's
+sparse product would build a sparse matrix of a block that is mostly non-zero, and
+no well-kept library gives a dense product of two CSR matrices) plus one elementwise
+pass (compiled, fused with the normalisation
 ``K(x, y) / sqrt(K(x, x) K(y, y))`` of Gentile 2001, section 3, Remark 5).
 
 Parameters follow scikit-learn's ``sklearn.metrics.pairwise`` meanings:
