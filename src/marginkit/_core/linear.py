@@ -234,6 +234,38 @@ def _row_sqnorm(X, indptr, data, is_sparse, r, aug):
     return total + aug * aug
 
 
+@njit(inline="always", **NUMBA_OPTS)
+def load_scalars(fs, ist):
+    """The scalars of a p-norm state a pass holds in locals (linear and PUMMA passes)."""
+    return (
+        fs[F_S],
+        fs[F_SUM],
+        fs[F_SIGMA],
+        fs[F_WORK],
+        fs[F_PENDING],
+        fs[F_SIGMA_W],
+        ist[I_K],
+        ist[I_NHIST],
+        ist[I_HNNZ],
+        ist[I_TRIALS],
+    )
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials):
+    """Back into the state: what :func:`load_scalars` gave, as the pass left it."""
+    fs[F_S] = s
+    fs[F_SUM] = total
+    fs[F_SIGMA] = sigma_total
+    fs[F_WORK] = work
+    fs[F_PENDING] = pending
+    fs[F_SIGMA_W] = sigma_w
+    ist[I_K] = k
+    ist[I_NHIST] = hk
+    ist[I_HNNZ] = hn
+    ist[I_TRIALS] = trials
+
+
 @njit(**NUMBA_OPTS)
 def linear_pass(
     X,
@@ -298,16 +330,7 @@ def linear_pass(
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
     # the state, held in locals for the loop
-    s = fs[F_S]
-    total = fs[F_SUM]
-    sigma_total = fs[F_SIGMA]
-    work = fs[F_WORK]
-    pending = fs[F_PENDING]
-    sigma_w = fs[F_SIGMA_W]
-    k = ist[I_K]
-    hk = ist[I_NHIST]
-    hn = ist[I_HNNZ]
-    trials = ist[I_TRIALS]
+    s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
     threshold = threshold_scale / np.sqrt(k)
     budget_out = 0
     pos = start
@@ -460,16 +483,7 @@ def linear_pass(
             _flush_average(g, acc, u, sigma_total)
             sigma_total = 0.0
         pos += 1
-    fs[F_S] = s
-    fs[F_SUM] = total
-    fs[F_SIGMA] = sigma_total
-    fs[F_WORK] = work
-    fs[F_PENDING] = pending
-    fs[F_SIGMA_W] = sigma_w
-    ist[I_K] = k
-    ist[I_NHIST] = hk
-    ist[I_HNNZ] = hn
-    ist[I_TRIALS] = trials
+    store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     ist[I_BUDGET] = budget_out
     return pos
 

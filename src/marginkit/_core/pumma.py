@@ -38,25 +38,17 @@ import numpy as np
 from numba import njit
 
 from .linear import (
-    F_PENDING,
-    F_S,
-    F_SIGMA,
-    F_SIGMA_W,
-    F_SUM,
-    F_WORK,
     FLUSH_RATIO,
-    I_HNNZ,
-    I_K,
     I_LOG,
-    I_NHIST,
-    I_TRIALS,
     NUMBA_OPTS,
     _flush_average,
     _recompute,
     _reset,
     _sigma,
     _touch,
+    load_scalars,
     power,
+    store_scalars,
 )
 
 # Indices into the PUMMA float state ``pf``.
@@ -332,16 +324,7 @@ def pumma_pass(
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
     sqrt_lam = np.sqrt(lam)
-    s = fs[F_S]
-    total = fs[F_SUM]
-    sigma_total = fs[F_SIGMA]
-    work = fs[F_WORK]
-    pending = fs[F_PENDING]
-    sigma_w = fs[F_SIGMA_W]
-    k = ist[I_K]
-    hk = ist[I_NHIST]
-    hn = ist[I_HNNZ]
-    trials = ist[I_TRIALS]
+    s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
     P = pf[P_POS]
     N = pf[P_NEG]
     bias = pf[P_BIAS]
@@ -598,16 +581,7 @@ def pumma_pass(
             _flush_average(g, acc, u, sigma_total)
             sigma_total = 0.0
         pos += 1
-    fs[F_S] = s
-    fs[F_SUM] = total
-    fs[F_SIGMA] = sigma_total
-    fs[F_WORK] = work
-    fs[F_PENDING] = pending
-    fs[F_SIGMA_W] = sigma_w
-    ist[I_K] = k
-    ist[I_NHIST] = hk
-    ist[I_HNNZ] = hn
-    ist[I_TRIALS] = trials
+    store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     pf[P_POS] = P
     pf[P_NEG] = N
     pf[P_BIAS] = bias
