@@ -1,4 +1,5 @@
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -85,3 +86,26 @@ def outputs_of(est):
     if all(s.keeps_log for s in states):
         return ["last", "avg", "voted"]
     return ["last", "avg"]
+
+
+def _cuda_usable():
+    """Whether torch is installed and sees a CUDA device (scikit-learn's array API
+    checks ask only whether torch was built with CUDA)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    # scikit-learn's array API checks name the device "device_name=cuda" or
+    # "device='cuda'"
+    cuda = [item for item in items if re.search(r"device(_name)?='?cuda", item.nodeid)]
+    if cuda and not _cuda_usable():
+        skip = pytest.mark.skip(reason="no CUDA device")
+        for item in cuda:
+            item.add_marker(pytest.mark.gpu)
+            item.add_marker(skip)

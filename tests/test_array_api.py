@@ -106,8 +106,14 @@ def test_kernel_estimators_on_the_arrays_device(ns, device, name, n_classes):
         ref = cls(random_state=0, block_size=16, **params).fit(X, y)
     clf = cls(random_state=0, block_size=16, **params)
     clf.fit(put(X, ns, device), put(y, ns, device))
-    np.testing.assert_array_equal(clf.n_corrections_per_class_, ref.n_corrections_per_class_)
-    np.testing.assert_array_equal(clf.support_, ref.support_)
+    Xd = put(X_test, ns, device)
+    fitted = ["n_corrections_per_class_", "support_", "n_support_", "dual_coef_"]
+    if name == "pumma":
+        fitted += ["intercept_", "margin_"]
+    for attr in fitted:
+        got, want = getattr(clf, attr), getattr(ref, attr)
+        assert namespace(got)[0] is not None and device_of(got) == device_of(Xd), attr
+        np.testing.assert_allclose(to_numpy(got), want, rtol=1e-9, atol=1e-12, err_msg=attr)
     Xd = put(X_test, ns, device)
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -138,9 +144,9 @@ def test_partial_fit_and_more_epochs_on_the_device(ns, device):
     clf = KernelALMAClassifier(**params)
     for lo in range(0, X.shape[0], 50):
         clf.partial_fit(put(X[lo : lo + 50], ns, device), y[lo : lo + 50], classes=[0, 1, 2])
-    np.testing.assert_array_equal(clf.support_, ref.support_)
+    np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
     clf3 = KernelALMAClassifier(n_epochs=3, **params).fit(put(X, ns, device), y)
-    np.testing.assert_array_equal(clf3.support_, ref3.support_)
+    np.testing.assert_array_equal(to_numpy(clf3.support_), ref3.support_)
     np.testing.assert_allclose(
         to_numpy(clf3.decision_function(put(X_test, ns, device))),
         ref3.decision_function(X_test),
@@ -152,7 +158,7 @@ def test_partial_fit_and_more_epochs_on_the_device(ns, device):
 @pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_float32_computes_in_float32(ns, device):
     """float32 input: the products in float32, decisions within a few corrections of
-    float64's, the answers in float32."""
+    float64's, the decision values in float64 (as without dispatch)."""
     X, y, X_test = blobs(2, n=600, d=10, seed=3)
     params = {"kernel": "poly", "degree": 4, "random_state": 0}
     clf64 = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
@@ -160,7 +166,7 @@ def test_float32_computes_in_float32(ns, device):
     sv = clf32.support_vectors_
     assert "float32" in str(sv.dtype)
     scores = clf32.decision_function(put(X_test, ns, device, np.float32))
-    assert "float32" in str(scores.dtype)
+    assert "float64" in str(scores.dtype)
     n32, n64 = clf32.n_corrections_, clf64.n_corrections_
     assert abs(n32 - n64) <= max(2, 0.02 * n64), (n32, n64)
     agree = np.mean(
@@ -176,7 +182,7 @@ def test_numpy_float32_under_dispatch_stays_float32():
         X.astype(np.float32), y
     )
     assert clf.support_vectors_.dtype == np.float32
-    assert clf.decision_function(X_test.astype(np.float32)).dtype == np.float32
+    assert clf.decision_function(X_test.astype(np.float32)).dtype == np.float64
     with sklearn.config_context(array_api_dispatch=False):
         # without dispatch, as ever: float64 numpy
         clf = KernelALMAClassifier(
@@ -199,24 +205,35 @@ def test_sparse_input_under_dispatch_stays_on_the_host():
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
-def test_a_model_moves_to_the_data(ns, device, tmp_path):
-    """A model fitted on numpy answers arrays of a device there; one fitted on a device
-    saves to a file (host float64) and answers numpy from it."""
+def test_answers_where_the_model_was_fitted(ns, device, tmp_path):
+    """scikit-learn's rule under dispatch: a model answers arrays of the namespace and
+    device of its fit, and raises a ValueError naming the method on others; without
+    dispatch it answers numpy, and a saved model loads on the host (float64)."""
     X, y, X_test = blobs(3)
     params = {"kernel": "rbf", "gamma": 0.3, "random_state": 0}
     with sklearn.config_context(array_api_dispatch=False):
         host = KernelALMAClassifier(**params).fit(X, y)
         want = host.decision_function(X_test)
     Xd = put(X_test, ns, device)
-    got = host.decision_function(Xd)
-    assert device_of(got) == device_of(Xd)
-    np.testing.assert_allclose(to_numpy(got), want, rtol=1e-9, atol=1e-12)
+    for method in ("decision_function", "predict"):
+        with pytest.raises(ValueError, match=rf"KernelALMAClassifier\.{method}\(\) must use"):
+            getattr(host, method)(Xd)
     fitted = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
+    for method in ("decision_function", "predict"):
+        with pytest.raises(ValueError, match="same namespace and the same device"):
+            getattr(fitted, method)(X_test)
+    other = put(X_test, "array_api_strict", "device1" if device != "device1" else "CPU_DEVICE")
+    with pytest.raises(ValueError, match="same namespace and the same device"):
+        fitted.predict(other)
+    np.testing.assert_allclose(to_numpy(fitted.decision_function(Xd)), want, rtol=1e-9, atol=1e-12)
     marginkit.save(fitted, tmp_path / "m.skops")
     loaded = marginkit.load(tmp_path / "m.skops")
+    np.testing.assert_allclose(loaded.decision_function(X_test), want, rtol=1e-9, atol=1e-12)
+    assert isinstance(loaded.support_, np.ndarray)
     with sklearn.config_context(array_api_dispatch=False):
-        np.testing.assert_allclose(loaded.decision_function(X_test), want, rtol=1e-9, atol=1e-12)
-    np.testing.assert_array_equal(to_numpy(loaded.predict(Xd)), host.predict(X_test))
+        # without dispatch numpy input is answered anywhere; the model comes to the host
+        np.testing.assert_allclose(fitted.decision_function(X_test), want, rtol=1e-9, atol=1e-12)
+    assert isinstance(fitted.n_corrections_per_class_, np.ndarray)
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
@@ -228,7 +245,7 @@ def test_checkpointed_fit_on_the_device(ns, device, tmp_path):
     ckpt = KernelALMAClassifier(**params).fit(
         Xd, y, checkpoint=tmp_path / "c.skops", checkpoint_every=64
     )
-    np.testing.assert_array_equal(ckpt.support_, plain.support_)
+    np.testing.assert_array_equal(to_numpy(ckpt.support_), to_numpy(plain.support_))
 
 
 LINEAR = [
@@ -284,4 +301,23 @@ def test_a_callable_kernel_of_the_namespace():
     clf = KernelPerceptronClassifier(kernel=cubic, output="last", n_epochs=1).fit(
         put(X, "array_api_strict", "device1"), y
     )
-    np.testing.assert_array_equal(clf.support_, ref.support_)
+    np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+@pytest.mark.parametrize(
+    "cls",
+    [
+        KernelALMAClassifier,
+        KernelPerceptronClassifier,
+        KernelROMMAClassifier,
+        KernelPUMMAClassifier,
+    ],
+    ids=lambda c: c.__name__,
+)
+def test_scikit_learn_array_api_check_with_values(ns, device, cls):
+    """scikit-learn's own check, values compared with numpy's (check_estimator compares
+    only namespaces, devices, shapes and dtypes)."""
+    from sklearn.utils.estimator_checks import check_array_api_input_and_values
+
+    check_array_api_input_and_values(cls.__name__, cls(), array_namespace=ns, device_name=device)

@@ -5,13 +5,14 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
+from sklearn.utils._array_api import check_same_namespace
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import OnlineClassifier
 from ._core import linear as L
-from ._core.arrays import backend_of, namespace
+from ._core.arrays import Host, backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 
@@ -79,7 +80,6 @@ class KernelOnlineClassifier(OnlineClassifier):
         self._fold_below = FOLD_BELOW
         kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
         self._kstate = self._new_state(data, kernel)
-        self.n_corrections_per_class_ = np.zeros(self._n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
@@ -87,6 +87,8 @@ class KernelOnlineClassifier(OnlineClassifier):
     # -- checking a loaded model -------------------------------------------------------
     def _learned(self):
         required, optional = super()._learned()
+        # the arrays are the states' own, published where the model is (_published)
+        required = required - {"n_corrections_per_class_"}
         return required | {"gamma_", "n_kernel_evaluations_"}, optional
 
     def _check_fitted(self):
@@ -258,12 +260,43 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _update_counts(self):
         state = self._kstate
-        self.n_corrections_per_class_ = state.n_corrections.astype(np.int64)
-        self.n_corrections_ = int(self.n_corrections_per_class_.sum())
+        self.n_corrections_ = int(state.n_corrections.sum())
         self.n_trials_ = state.n_trials
         self.n_kernel_evaluations_ = state.n_kernel_evals
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True
+        return tags
+
     # -- prediction ----------------------------------------------------------------
+    def _published(self, a):
+        """The host array ``a`` of the model, where the model is: on the host, or, after
+        a fit under array API dispatch, in the namespace and on the device of its data
+        (scikit-learn's convention for fitted array attributes)."""
+        backend = self._kstate.backend
+        if isinstance(backend, Host):
+            return a
+        return backend.xp.asarray(a, device=backend.device)
+
+    @property
+    def _where(self):
+        # an empty array where the model is, for scikit-learn's check_same_namespace
+        return self._published(np.zeros(0))
+
+    def _same_namespace(self, X, method):
+        """Under dispatch, ``X`` of the namespace and device of the fit (scikit-learn's
+        rule: a ValueError naming the method otherwise); without dispatch, any input,
+        and a model on a device comes back to the host."""
+        check_same_namespace(X, self, attribute="_where", method=method)
+
+    def predict(self, X):
+        check_is_fitted(self, "_kstate")
+        self._same_namespace(X, "predict")
+        return super().predict(X)
+
+    predict.__doc__ = OnlineClassifier.predict.__doc__
+
     def decision_function(self, X):
         """``w . phi(x)`` (plus the bias, for PUMMA) of the ``output`` hypothesis.
 
@@ -272,21 +305,33 @@ class KernelOnlineClassifier(OnlineClassifier):
         For ``"avg"`` the averaged vector is divided by the number of trials; for
         ``"voted"`` the value is ``sum_k c_k sign(w_k . x)`` over the trials.
 
+        Under array API dispatch, ``X`` is of the namespace and on the device of the fit,
+        and so are the scores. They are float64 (where the device has it) whatever the
+        dtype of ``X``, as without dispatch: float32 input computes its products in
+        float32, and the sums of the walk are float64 in any case.
+
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self, "_kstate")
+        self._same_namespace(X, "decision_function")
         self._validate_params()
         X = self._validate_X(X, reset=False)
         data = self._instances(X)
-        scores = self._kstate.scores(data, self.output)
+        scores = data.backend.widest(self._kstate.scores(data, self.output))
         return data.backend.xp.reshape(scores, (-1,)) if scores.shape[1] == 1 else scores
+
+    @property
+    def n_corrections_per_class_(self):
+        """Corrections of each one-vs-rest problem (support vectors stored)."""
+        check_is_fitted(self, "_kstate")
+        return self._published(self._kstate.n_corrections.astype(np.int64))
 
     @property
     def support_(self):
         check_is_fitted(self, "_kstate")
-        return self._kstate.index[: self._kstate.m].copy()
+        return self._published(self._kstate.index[: self._kstate.m].copy())
 
     @property
     def n_support_(self):
@@ -299,7 +344,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         with two, the examples of each class in the support of the one problem (as
         scikit-learn's ``SVC.n_support_``)."""
         check_is_fitted(self, "_kstate")
-        return self._kstate.n_support(len(self.classes_))
+        return self._published(self._kstate.n_support(len(self.classes_)))
 
     @property
     def support_vectors_(self):
@@ -315,4 +360,4 @@ class KernelOnlineClassifier(OnlineClassifier):
             raise AttributeError(
                 "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
             )
-        return self._kstate.coefficients(self.output).T.copy()
+        return self._published(self._kstate.coefficients(self.output).T.copy())

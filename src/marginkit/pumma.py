@@ -131,11 +131,15 @@ class _Streaming:
         required |= {"n_epochs_", "converged_", "n_updates_", "n_conflicts_"}
         return required, optional | {"margin_"}
 
+    def _keep_margin(self, margin):
+        """The training margins measured at the end of :meth:`fit`."""
+        self.margin_ = margin
+
     def _check_fitted(self):
         super()._check_fitted()
         check.integer(self.n_epochs_, "n_epochs_", 0)
         check.flag(self.converged_, "converged_")
-        if hasattr(self, "margin_"):
+        if "margin_" in vars(self):
             check.array(self.margin_, "margin_", np.float64, (self._n_problems,))
 
     def _stream_epochs(self, stream, callback):
@@ -148,7 +152,7 @@ class _Streaming:
                 bar.update(1)
         # the training margin: the smallest over the chunks
         margins = [self._chunk_margins(X, y) for X, y in self._stream_chunks(stream)]
-        self.margin_ = np.min(margins, axis=0)
+        self._keep_margin(np.min(margins, axis=0))
         _end_of_fit(self, done, callback)
 
 
@@ -620,6 +624,17 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def _rule_args(self):
         return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
 
+    def _keep_margin(self, margin):
+        # a state's array, published where the model is
+        self._kstate.margin = margin
+
+    @property
+    def margin_(self):
+        check_is_fitted(self, "_kstate")
+        if self._kstate.margin is None:
+            raise AttributeError("margin_ is measured by fit, not by partial_fit")
+        return self._published(self._kstate.margin)
+
     def _new_state(self, data, kernel):
         self.n_epochs_ = 0
         self.converged_ = False
@@ -686,7 +701,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
         _epochs_until_quiet(self, n, step, save, run_chunk)
         state.n_seen += n
-        self.margin_ = self._margins(data, Y, slack)
+        self._keep_margin(self._margins(data, Y, slack))
         _end_of_fit(self, r["done"], callback)
 
     def _margins(self, data, Y, slack):
@@ -727,13 +742,15 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             raise AttributeError(
                 "intercept_ is not defined for output='voted' (a vote of hypotheses)"
             )
-        return self._kstate.coefficients(self.output)[1]
+        return self._published(self._kstate.coefficients(self.output)[1])
 
     @property
     def support_(self):
         check_is_fitted(self, "_kstate")
         m = self._kstate.m
-        return np.concatenate([self._kstate.index_p[:m], self._kstate.index_n[:m]])
+        return self._published(
+            np.concatenate([self._kstate.index_p[:m], self._kstate.index_n[:m]])
+        )
 
     @property
     def support_vectors_(self):
@@ -749,7 +766,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
                 "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
             )
         coef = self._kstate.coefficients(self.output)[0]
-        return np.hstack([0.5 * coef.T, -0.5 * coef.T])
+        return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
 
 
 def _epochs_until_quiet(est, n, step, save, run_chunk):

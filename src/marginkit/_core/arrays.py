@@ -15,10 +15,16 @@ place.
 
 import functools
 
+import array_api_compat
 import array_api_compat.numpy as np_xp
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._array_api import get_namespace_and_device, move_to
+from sklearn import config_context
+from sklearn.utils._array_api import (
+    _max_precision_float_dtype,
+    get_namespace_and_device,
+    move_to,
+)
 
 
 def namespace(*arrays):
@@ -41,9 +47,13 @@ def to_numpy(a, dtype=None):
     """A host numpy array of ``a`` (of any namespace and device)."""
     if a is None or sp.issparse(a) or isinstance(a, np.ndarray):
         out = a
+    elif array_api_compat.is_array_api_obj(a):
+        # a model's arrays stay where it was fitted until they are asked for, perhaps
+        # with dispatch off: scikit-learn moves them (DLPack first) only with it on
+        with config_context(array_api_dispatch=True):
+            out = move_to(a, xp=np, device="cpu")
     else:
-        xp, device = namespace(a)
-        out = np.asarray(a) if xp is None else move_to(a, xp=np, device="cpu")
+        out = np.asarray(a)
     if dtype is not None and out is not None and not sp.issparse(out):
         out = np.asarray(out, dtype=dtype)
     return out
@@ -61,6 +71,12 @@ def backend_of(X):
 
 class _Common:
     """What both backends do the same way, through ``self.xp``."""
+
+    def widest(self, a):
+        """``a`` in the widest float dtype of this namespace and device (float64 but on
+        devices without it), as scikit-learn answers whatever the input's precision."""
+        wide = _max_precision_float_dtype(self.xp, self.device)
+        return a if a.dtype == wide else self.xp.astype(a, wide)
 
     def take_columns(self, K, cols):
         return self.xp.take(K, self.index(cols), axis=1)

@@ -708,6 +708,11 @@ class KernelState(Stored):
     def m(self):
         return self.store.n
 
+    @property
+    def backend(self):
+        """Where the support vectors are (the products' backend of the last data)."""
+        return self.store.backend
+
     def examples(self):
         """(positions in the stream, classes, problems) of the support vectors: one
         entry for each problem a vector belongs to."""

@@ -322,10 +322,16 @@ class PairState(Stored):
         self.n_trials = 0
         self.n_seen = 0
         self.n_kernel_evals = 0
+        self.margin = None  # (C,) training margins, measured by fit
 
     @property
     def m(self):
         return self.POS.n
+
+    @property
+    def backend(self):
+        """Where the atoms are (the products' backend of the last data)."""
+        return self.POS.backend
 
     def examples(self):
         """(positions in the stream, classes, problems) of the x+ and x- of every atom."""
@@ -364,7 +370,7 @@ class PairState(Stored):
         w = f"{where}."
         names = ("kernel", "normalize", "n_problems", "POS", "NEG", "hcount", "k", "seen")
         names += ("pos_row", "neg_row", "conflicts", "pos_ref", "neg_ref", "n_trials")
-        names += ("n_seen", "n_kernel_evals", *self._per_vector, *self._per_problem)
+        names += ("n_seen", "n_kernel_evals", "margin", *self._per_vector, *self._per_problem)
         check.attributes(self, where, names)
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         check.flag(self.normalize, w + "normalize")
@@ -387,6 +393,8 @@ class PairState(Stored):
         for name in ("pos_row", "neg_row"):
             check.array(getattr(self, name), w + name, np.int64, (C,), within=(-1, 2**62))
         check.array(self.conflicts, w + "conflicts", np.int64, (C,), within=(0, 2**62))
+        if self.margin is not None:
+            check.array(self.margin, w + "margin", np.float64, (C,))
         for name, bit in (("pos_ref", 1), ("neg_ref", 2)):
             refs = getattr(self, name)
             if type(refs) is not list or len(refs) != C:
