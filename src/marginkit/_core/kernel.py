@@ -32,6 +32,7 @@ Outputs, with no copy of any hypothesis:
 """
 
 import os
+from collections import namedtuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,57 +55,48 @@ FOLD_BELOW = 1e-100
 OVERLAP = (os.cpu_count() or 1) > 2
 
 
+#: The per-problem state the walks update (arrays of length C; ``hcount`` (m + 1, C)):
+#: the scale ``s``, ``norm2`` = ||w||^2 / s^2, the correction counter ``k``, the running
+#: total ``T`` of ``s`` over trials, and the trials each hypothesis lasted.
+Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
+#: The margin sums of a block (b x C): ``F`` over the stored vectors plus the block's
+#: corrections so far, ``f_seen`` as they stood at each row's trial, and ``cache`` those
+#: kept across the epochs (n x C; 0 x C when none are kept).
+Sums = namedtuple("Sums", ["F", "f_seen", "cache"])
+#: Views of the stored vectors' arrays (``Stored``): coefficients, averaging total at
+#: insertion, closed averaging intervals, membership of each problem.
+Old = namedtuple("Old", ["A", "T_ins", "acc", "mask"])
+#: The block's candidate support vectors (b x C): coefficient, coefficient as inserted
+#: (the vote replays those), averaging total at insertion, closed intervals, made, and
+#: whether it forgot the hypothesis before it.
+New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
+
+
 @njit(cache=True, nogil=True)
-def kernel_walk(
-    rule,
-    start,
-    F,
-    Gb,
-    Y,
-    inv_b,
-    alpha,
-    B,
-    C,
-    fold_below,
-    s,
-    norm2,
-    k,
-    T,
-    hcount,
-    new_a,
-    new_v,
-    new_t,
-    new_acc,
-    new_mask,
-    new_reset,
-    f_seen,
-    A_old,
-    T_old,
-    acc_old,
-    mask_old,
-    cache_P,
-):
+def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, fold_below, P, sums, new, old):
     """Walk rows ``start..b-1`` of a block through one update rule, every problem.
 
     ``rule`` is one of :mod:`marginkit._core.linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
     on normalised instances), ``RULE_PERCEPTRON``, ``RULE_ROMMA`` or
-    ``RULE_AGGRESSIVE_ROMMA``. ``F[i, c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the
-    support vectors stored before the block; the walk adds in-block corrections to
-    the rows after them (``Gb``: the in-block Gram, whose diagonal is ``K(x, x)``).
-    ``f_seen[i]`` receives F[i] as it stood at row i's trial. ``new_v`` receives the
-    coefficient of each new support vector as inserted (the vote replays those).
+    ``RULE_AGGRESSIVE_ROMMA``; ``P`` the problems' state (:data:`Problems`). ``sums.F[i,
+    c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the support vectors stored before the
+    block; the walk adds in-block corrections to the rows after them (``Gb``: the
+    in-block Gram, whose diagonal is ``K(x, x)``). ``sums.f_seen[i]`` receives F[i] as
+    it stood at row i's trial; ``new`` (:data:`New`) the block's corrections.
 
     A ROMMA update with only its new constraint binding (``w' = y x / K(x, x)``)
     forgets the old hypothesis: the walk then closes the averaging intervals of the
-    problem and zeroes its coefficients everywhere (``A_old`` etc.: the stored support
-    vectors; ``cache_P``: the margin sums kept across epochs, or an empty array), and
-    marks the correction in ``new_reset``. Returns the row reached: b, or the row after
-    a correction that took some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
+    problem and zeroes its coefficients everywhere (``old``: the stored support vectors;
+    ``sums.cache``: the margin sums kept across epochs), and marks the correction in
+    ``new.reset``. Returns the row reached: b, or the row after a correction that took
+    some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
     """
+    F = sums.F
+    s, norm2, k, T = P.s, P.norm2, P.k, P.T
     b, n_classes = F.shape
     for i in range(start, b):
         for c in range(n_classes):
-            f_seen[i, c] = F[i, c]
+            sums.f_seen[i, c] = F[i, c]
         live = inv_b[i] > 0.0  # K(x, x) = 0: x never updates (footnote 3)
         fold = False
         for c in range(n_classes):
@@ -149,36 +141,21 @@ def kernel_walk(
                             norm2[c] = cc * cc * W + 2.0 * cc * dd * m + dd * dd * x2
                         if reset:
                             if W > 0.0:
-                                _forget(
-                                    c,
-                                    i,
-                                    T,
-                                    F,
-                                    f_seen,
-                                    new_a,
-                                    new_t,
-                                    new_acc,
-                                    new_mask,
-                                    A_old,
-                                    T_old,
-                                    acc_old,
-                                    mask_old,
-                                    cache_P,
-                                )
+                                _forget(c, i, T, sums, new, old)
                             s[c] = 1.0
                             a = yt / x2
                             norm2[c] = 1.0 / x2
-                    new_a[i, c] = a
-                    new_v[i, c] = a
-                    new_t[i, c] = T[c]
-                    new_mask[i, c] = True
-                    new_reset[i, c] = reset
+                    new.a[i, c] = a
+                    new.v[i, c] = a
+                    new.t[i, c] = T[c]
+                    new.mask[i, c] = True
+                    new.reset[i, c] = reset
                     k[c] = kc + 1
                     for i2 in range(i + 1, b):
                         F[i2, c] += a * Gb[i, i2]
                     if s[c] < fold_below or s[c] * fold_below > 1.0:
                         fold = True
-            hcount[k[c] - 1, c] += 1
+            P.hcount[k[c] - 1, c] += 1
             T[c] += s[c]
         if fold:
             return i + 1
@@ -186,54 +163,34 @@ def kernel_walk(
 
 
 @njit(cache=True, nogil=True)
-def close_stored(c, T, A_old, T_old, acc_old, mask_old):
-    """Problem c forgets its stored vectors: their averaging intervals closed at T_c,
-    their coefficients zeroed."""
-    for j in range(A_old.shape[0]):
-        if mask_old[j, c]:
-            acc_old[j, c] += A_old[j, c] * (T[c] - T_old[j, c])
-        T_old[j, c] = 0.0
-        A_old[j, c] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def restart_sums(c, i, T, F, f_seen, cache_P):
-    """Problem c restarts from w = 0 at row i of a block: T_c, the block's margin sums
-    (and those recorded up to row i), the sums kept across epochs."""
+def forget_stored(c, i, T, sums, old):
+    """Problem c restarts from w = 0 at row i of a block: the averaging intervals of
+    its stored vectors closed at T_c and their coefficients zeroed; T_c, the block's
+    margin sums (and those recorded up to row i) and the sums kept across epochs
+    zeroed. (The block's own vectors are the caller's: they differ by algorithm.)"""
+    for j in range(old.A.shape[0]):
+        if old.mask[j, c]:
+            old.acc[j, c] += old.A[j, c] * (T[c] - old.T_ins[j, c])
+        old.T_ins[j, c] = 0.0
+        old.A[j, c] = 0.0
     T[c] = 0.0
-    for i2 in range(F.shape[0]):
-        F[i2, c] = 0.0
+    for i2 in range(sums.F.shape[0]):
+        sums.F[i2, c] = 0.0
         if i2 <= i:
-            f_seen[i2, c] = 0.0
-    for r in range(cache_P.shape[0]):
-        cache_P[r, c] = 0.0
+            sums.f_seen[i2, c] = 0.0
+    for r in range(sums.cache.shape[0]):
+        sums.cache[r, c] = 0.0
 
 
 @njit(cache=True, nogil=True)
-def _forget(
-    c,
-    i,
-    T,
-    F,
-    f_seen,
-    new_a,
-    new_t,
-    new_acc,
-    new_mask,
-    A_old,
-    T_old,
-    acc_old,
-    mask_old,
-    cache_P,
-):
+def _forget(c, i, T, sums, new, old):
     """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
-    close_stored(c, T, A_old, T_old, acc_old, mask_old)
     for j in range(i):
-        if new_mask[j, c]:
-            new_acc[j, c] += new_a[j, c] * (T[c] - new_t[j, c])
-        new_t[j, c] = 0.0
-        new_a[j, c] = 0.0
-    restart_sums(c, i, T, F, f_seen, cache_P)
+        if new.mask[j, c]:
+            new.acc[j, c] += new.a[j, c] * (T[c] - new.t[j, c])
+        new.t[j, c] = 0.0
+        new.a[j, c] = 0.0
+    forget_stored(c, i, T, sums, old)
 
 
 @trusted_type
@@ -638,6 +595,18 @@ class Stored:
         total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
         return total / max(self.n_trials, 1)
 
+    def problems(self):
+        """The per-problem state the compiled walks update (:data:`Problems`)."""
+        return Problems(self.s, self.norm2, self.k, self.T, self.hcount)
+
+    def old(self, m):
+        """Views of the first ``m`` stored vectors' arrays (:data:`Old`)."""
+        return Old(self.A[:m], self.T_ins[:m], self.acc[:m], self.mask[:m])
+
+    def kept_sums(self, cache):
+        """The margin sums kept across epochs (``cache[0]``), or an empty (0, C) array."""
+        return cache[0] if cache is not None else np.zeros((0, self.n_problems))
+
     def coefficients_changed(self):
         """Older coefficients changed: a device's copy of them is made anew."""
         mirror = self.__dict__.get("_mirror")
@@ -910,66 +879,43 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         ahead = None
         if OVERLAP and lo + b_max < order.shape[0]:
             ahead = Ahead(state, data, order[lo + b_max : lo + 2 * b_max], coef, cache)
-        new_a = np.zeros((b, n_problems))
-        new_v = new_a if state.V is None else np.zeros((b, n_problems))
-        new_t = np.zeros((b, n_problems))
-        new_acc = np.zeros((b, n_problems))
-        new_mask = np.zeros((b, n_problems), dtype=bool)
-        new_reset = np.zeros((b, n_problems), dtype=bool)
-        f_seen = np.empty((b, n_problems))
+        a = np.zeros((b, n_problems))
+        new = New(
+            a,
+            a if state.V is None else np.zeros((b, n_problems)),
+            np.zeros((b, n_problems)),
+            np.zeros((b, n_problems)),
+            np.zeros((b, n_problems), dtype=bool),
+            np.zeros((b, n_problems), dtype=bool),
+        )
         Y_b = Y[rows]
-        cache_P = cache[0] if cache is not None else np.zeros((0, n_problems))
+        sums = Sums(F, np.empty((b, n_problems)), state.kept_sums(cache))
+        P, old = state.problems(), state.old(m0)
         pos = 0
         while pos < b:
             pos = kernel_walk(
-                rule,
-                pos,
-                F,
-                Gb,
-                Y_b,
-                inv_b,
-                alpha,
-                B,
-                C,
-                fold_below,
-                state.s,
-                state.norm2,
-                state.k,
-                state.T,
-                state.hcount,
-                new_a,
-                new_v,
-                new_t,
-                new_acc,
-                new_mask,
-                new_reset,
-                f_seen,
-                state.A[:m0],
-                state.T_ins[:m0],
-                state.acc[:m0],
-                state.mask[:m0],
-                cache_P,
+                rule, pos, Gb, Y_b, inv_b, alpha, B, C, fold_below, P, sums, new, old
             )
             for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
-                views = [F[pos:, c], f_seen[:pos, c]]
+                views = [F[pos:, c], sums.f_seen[:pos, c]]
                 if cache is not None:
                     views.append(cache[0][:, c])
-                extra = [(new_a[:pos, c], new_t[:pos, c], new_acc[:pos, c], new_mask[:pos, c])]
+                extra = [(new.a[:pos, c], new.t[:pos, c], new.acc[:pos, c], new.mask[:pos, c])]
                 if state.V is not None:
-                    views.append(new_v[:pos, c])
+                    views.append(new.v[:pos, c])
                 state.fold(c, views, extra)
-        if new_reset.any():
+        if new.reset.any():
             state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
         for c in range(n_problems):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
-                state.flush(c, [(new_a[:, c], new_t[:, c], new_acc[:, c], new_mask[:, c])])
+                state.flush(c, [(new.a[:, c], new.t[:, c], new.acc[:, c], new.mask[:, c])])
         # store the block's new support vectors, in order
-        is_sv = new_mask.any(axis=1)
+        is_sv = new.mask.any(axis=1)
         n_new = int(is_sv.sum())
         if cache is not None:
             # margin sums over the support vectors stored before each row's trial
             before = m0 + np.cumsum(is_sv) - is_sv
-            cache[0][rows] = f_seen
+            cache[0][rows] = sums.f_seen
             cache[1][rows] = before
         if n_new:
             sv_rows = np.flatnonzero(is_sv)
@@ -982,13 +928,13 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
             state.label[m0:m1] = class_index(Y_b[sv_rows])
-            state.A[m0:m1] = new_a[sv_rows]
-            state.T_ins[m0:m1] = new_t[sv_rows]
-            state.acc[m0:m1] = new_acc[sv_rows]
-            state.mask[m0:m1] = new_mask[sv_rows]
-            state.reset[m0:m1] = new_reset[sv_rows]
+            state.A[m0:m1] = new.a[sv_rows]
+            state.T_ins[m0:m1] = new.t[sv_rows]
+            state.acc[m0:m1] = new.acc[sv_rows]
+            state.mask[m0:m1] = new.mask[sv_rows]
+            state.reset[m0:m1] = new.reset[sv_rows]
             if state.V is not None:
-                state.V[m0:m1] = new_v[sv_rows]
+                state.V[m0:m1] = new.v[sv_rows]
         state.n_last = n_new
         state.n_trials += b
         if progress is not None:

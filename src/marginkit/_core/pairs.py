@@ -16,6 +16,8 @@ which give the bias, are carried along as sums over the atoms (each new atom add
 one known kernel value to them), so no kernel sum beyond the margins is needed.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -26,13 +28,13 @@ from .kernel import (
     Coefficients,
     RowStore,
     Stored,
+    Sums,
     block_margins,
     check_problems,
     class_index,
-    close_stored,
+    forget_stored,
     margins_plan,
     outputs,
-    restart_sums,
 )
 from .kernels import Kernel
 
@@ -43,66 +45,51 @@ def _kernel_to(Gb, k0, handle, i2, c):
     return Gb[handle, i2] if handle >= 0 else k0[i2, c]
 
 
+#: Kernel PUMMA's per-problem state beyond :data:`Problems` (arrays of length C): the
+#: averaged bias total ``Tb``, the bias, the margin sums of the current x+ and x- over the
+#: atoms (``Gp``, ``Gn``) and their slack coordinates (``slp``, ``sln``), which classes
+#: were seen (bits 1, 2), the in-block rows of x+ and x- (``pos_blk``, -1: from before
+#: the block), their rows in the data (-1: earlier data), their K(x, x), the conflicts.
+Current = namedtuple(
+    "Current",
+    ["Tb", "bias", "Gp", "Gn", "slp", "sln", "seen", "pos_blk", "neg_blk"]
+    + ["pos_row", "neg_row", "pos_diag", "neg_diag", "conflicts"],
+)
+#: The atoms made in a block (capacity b x C, ``n[0]`` made): their problem, the in-block
+#: rows of x+ and x- (-1: the one from before the block), coefficient, coefficient as
+#: made, averaging total at insertion, closed intervals, bias over s, and whether it
+#: forgot the hypothesis before it.
+Atoms = namedtuple(
+    "Atoms", ["cls", "pos", "neg", "coef", "v", "tins", "acc", "beta", "reset", "n"]
+)
+
+
+def new_atoms(cap):
+    """Room for ``cap`` atoms (:data:`Atoms`)."""
+    ints = [np.zeros(cap, dtype=np.int64) for _ in range(3)]
+    floats = [np.zeros(cap) for _ in range(5)]
+    return Atoms(*ints, *floats, np.zeros(cap, dtype=np.bool_), np.zeros(1, dtype=np.int64))
+
+
 @njit(cache=True, nogil=True)
 def pumma_walk(
-    start,
-    F,
-    Gb,
-    Y,
-    rows,
-    kpos0,
-    kneg0,
-    slack,
-    lam,
-    delta,
-    fold_below,
-    s,
-    norm2,
-    k,
-    T,
-    Tb,
-    bias,
-    Gp,
-    Gn,
-    slp,
-    sln,
-    seen,
-    pos_blk,
-    neg_blk,
-    pos_row,
-    neg_row,
-    pos_diag,
-    neg_diag,
-    conflicts,
-    hcount,
-    at_class,
-    at_pos,
-    at_neg,
-    at_coef,
-    at_v,
-    at_tins,
-    at_acc,
-    at_beta,
-    at_reset,
-    n_at,
-    f_seen,
-    A_old,
-    T_old,
-    acc_old,
-    mask_old,
-    cache_P,
+    start, Gb, Y, rows, kpos0, kneg0, slack, lam, delta, fold_below, P, cur, atoms, sums, old
 ):
     """Walk rows ``start..b-1`` of a block through PUMMA_2(delta), every problem.
 
-    ``F[i, c]``: the margin sum of row i over the atoms stored before the block (no
-    slack term); ``Gb``: the in-block Gram (kernel, normalised or not, without lam);
-    ``kpos0[:, c]``, ``kneg0[:, c]``: kernel columns of the x+ and x- problem c had
-    at the start of the block. ``pos_blk[c]`` is the in-block row holding x+ (-1: the
-    one from before the block); ``pos_row[c]`` its row in the data (-1: earlier data).
-    Atoms made in the block are appended to the ``at_*`` arrays (``n_at[0]`` of them).
-    Returns the row reached: b, or the row after an update that took some ``s_c``
-    outside ``[fold_below, 1 / fold_below]``.
+    ``sums.F[i, c]``: the margin sum of row i over the atoms stored before the block (no
+    slack term; :data:`Sums`); ``Gb``: the in-block Gram (kernel, normalised or not,
+    without lam); ``kpos0[:, c]``, ``kneg0[:, c]``: kernel columns of the x+ and x-
+    problem c had at the start of the block. ``P`` and ``cur`` hold the problems' state
+    (:data:`Problems`, :data:`Current`); atoms made in the block are appended to
+    ``atoms`` (:data:`Atoms`). Returns the row reached: b, or the row after an update
+    that took some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
     """
+    F, f_seen = sums.F, sums.f_seen
+    s, norm2, k, T = P.s, P.norm2, P.k, P.T
+    seen, bias, Gp, Gn, slp, sln = cur.seen, cur.bias, cur.Gp, cur.Gn, cur.slp, cur.sln
+    pos_blk, neg_blk, pos_row, neg_row = cur.pos_blk, cur.neg_blk, cur.pos_row, cur.neg_row
+    pos_diag, neg_diag = cur.pos_diag, cur.neg_diag
     b, n_classes = F.shape
     for i in range(start, b):
         for c in range(n_classes):
@@ -158,7 +145,7 @@ def pumma_walk(
                     Z = 0.25 * (kpp + lam - 2.0 * kpn + knn + lam)  # ||z||^2
                     if Z <= 1e-15 * (kpp + knn + 2.0 * lam):
                         # x equals the stored example of the other class
-                        conflicts[c] += 1
+                        cur.conflicts[c] += 1
                     else:
                         seen[c] |= mine
                         if yt > 0:
@@ -175,24 +162,7 @@ def pumma_walk(
                         if W <= 0.0 or mz >= Z * W or gap <= 1e-12 * Z * W:
                             # only z . w' >= 1 binds: w' = z / ||z||^2
                             if W > 0.0:
-                                _forget_pair(
-                                    c,
-                                    i,
-                                    T,
-                                    F,
-                                    f_seen,
-                                    slack,
-                                    at_class,
-                                    at_coef,
-                                    at_tins,
-                                    at_acc,
-                                    n_at,
-                                    A_old,
-                                    T_old,
-                                    acc_old,
-                                    mask_old,
-                                    cache_P,
-                                )
+                                _forget_pair(c, i, T, sums, slack, atoms, old)
                             gp = gn = sp_ = sn = 0.0
                             fresh = True
                             dd = 1.0 / Z
@@ -217,60 +187,43 @@ def pumma_walk(
                         Gn[c] = gn + 0.5 * a * (kpn - knn)
                         slp[c] = sp_ + 0.5 * a
                         sln[c] = sn - 0.5 * a
-                        P = s[c] * (Gp[c] + lam * slp[c])
-                        N = s[c] * (Gn[c] + lam * sln[c])
-                        bias[c] = -0.5 * (P + N)
+                        wp = s[c] * (Gp[c] + lam * slp[c])
+                        wn = s[c] * (Gn[c] + lam * sln[c])
+                        bias[c] = -0.5 * (wp + wn)
                         made = True
                         if s[c] < fold_below or s[c] * fold_below > 1.0:
                             fold = True
                 if made:
-                    j = n_at[0]
-                    at_class[j] = c
-                    at_pos[j] = p_h
-                    at_neg[j] = n_h
-                    at_coef[j] = a
-                    at_v[j] = a
-                    at_tins[j] = T[c]
-                    at_acc[j] = 0.0
-                    at_beta[j] = bias[c] / s[c]
-                    at_reset[j] = fresh
-                    n_at[0] = j + 1
+                    j = atoms.n[0]
+                    atoms.cls[j] = c
+                    atoms.pos[j] = p_h
+                    atoms.neg[j] = n_h
+                    atoms.coef[j] = a
+                    atoms.v[j] = a
+                    atoms.tins[j] = T[c]
+                    atoms.acc[j] = 0.0
+                    atoms.beta[j] = bias[c] / s[c]
+                    atoms.reset[j] = fresh
+                    atoms.n[0] = j + 1
                     k[c] += 1
-            hcount[k[c] - 1, c] += 1
+            P.hcount[k[c] - 1, c] += 1
             T[c] += s[c]
-            Tb[c] += bias[c]
+            cur.Tb[c] += bias[c]
         if fold:
             return i + 1
     return b
 
 
 @njit(cache=True, nogil=True)
-def _forget_pair(
-    c,
-    i,
-    T,
-    F,
-    f_seen,
-    slack,
-    at_class,
-    at_coef,
-    at_tins,
-    at_acc,
-    n_at,
-    A_old,
-    T_old,
-    acc_old,
-    mask_old,
-    cache_P,
-):
-    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
-    close_stored(c, T, A_old, T_old, acc_old, mask_old)
-    for j in range(n_at[0]):
-        if at_class[j] == c:
-            at_acc[j] += at_coef[j] * (T[c] - at_tins[j])
-            at_tins[j] = 0.0
-            at_coef[j] = 0.0
-    restart_sums(c, i, T, F, f_seen, cache_P)
+def _forget_pair(c, i, T, sums, slack, atoms, old):
+    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed,
+    the slack coordinates too."""
+    for j in range(atoms.n[0]):
+        if atoms.cls[j] == c:
+            atoms.acc[j] += atoms.coef[j] * (T[c] - atoms.tins[j])
+            atoms.tins[j] = 0.0
+            atoms.coef[j] = 0.0
+    forget_stored(c, i, T, sums, old)
     for r in range(slack.shape[0]):
         slack[r, c] = 0.0
 
@@ -332,6 +285,17 @@ class PairState(Stored):
     def backend(self):
         """Where the atoms are (the products' backend of the last data)."""
         return self.POS.backend
+
+    def current(self):
+        """The state of the current x+ and x- of every problem that the walk updates
+        (:data:`Current`), with no in-block rows yet."""
+        C = self.n_problems
+        none = np.full(C, -1, dtype=np.int64)
+        return Current(
+            self.Tb, self.bias, self.Gp, self.Gn, self.slp, self.sln, self.seen,
+            none, none.copy(), self.pos_row, self.neg_row, self.pos_diag, self.neg_diag,
+            self.conflicts,
+        )  # fmt: skip
 
     def examples(self):
         """(positions in the stream, classes, problems) of the x+ and x- of every atom."""
@@ -519,154 +483,66 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         state.n_kernel_evals += b * b
         kpos0 = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
         kneg0 = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
-        pos_blk = np.full(C, -1, dtype=np.int64)
-        neg_blk = np.full(C, -1, dtype=np.int64)
-        cap = b * C
-        at_class = np.zeros(cap, dtype=np.int64)
-        at_pos = np.zeros(cap, dtype=np.int64)
-        at_neg = np.zeros(cap, dtype=np.int64)
-        at_coef = np.zeros(cap)
-        at_v = np.zeros(cap)
-        at_tins = np.zeros(cap)
-        at_acc = np.zeros(cap)
-        at_beta = np.zeros(cap)
-        at_reset = np.zeros(cap, dtype=np.bool_)
-        n_at = np.zeros(1, dtype=np.int64)
-        f_seen = np.empty((b, C))
+        cur = state.current()
+        atoms = new_atoms(b * C)
         Y_b = Y[rows]
-        cache_P = cache[0] if cache is not None else np.zeros((0, C))
+        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache))
+        P, old = state.problems(), state.old(m0)
         pos = 0
         while pos < b:
             pos = pumma_walk(
-                pos,
-                F,
-                Gb,
-                Y_b,
-                rows,
-                kpos0,
-                kneg0,
-                slack,
-                lam,
-                delta,
-                fold_below,
-                state.s,
-                state.norm2,
-                state.k,
-                state.T,
-                state.Tb,
-                state.bias,
-                state.Gp,
-                state.Gn,
-                state.slp,
-                state.sln,
-                state.seen,
-                pos_blk,
-                neg_blk,
-                state.pos_row,
-                state.neg_row,
-                state.pos_diag,
-                state.neg_diag,
-                state.conflicts,
-                state.hcount,
-                at_class,
-                at_pos,
-                at_neg,
-                at_coef,
-                at_v,
-                at_tins,
-                at_acc,
-                at_beta,
-                at_reset,
-                n_at,
-                f_seen,
-                state.A[:m0],
-                state.T_ins[:m0],
-                state.acc[:m0],
-                state.mask[:m0],
-                cache_P,
-            )
-            na = int(n_at[0])
+                pos, Gb, Y_b, rows, kpos0, kneg0, slack, lam, delta, fold_below,
+                P, cur, atoms, sums, old,
+            )  # fmt: skip
+            na = int(atoms.n[0])
             for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
-                sel = at_class[:na] == c
-                views = [F[pos:, c], f_seen[:pos, c], slack[:, c]]
+                sel = atoms.cls[:na] == c
+                views = [F[pos:, c], sums.f_seen[:pos, c], slack[:, c]]
                 views += [v[c : c + 1] for v in (state.Gp, state.Gn, state.slp, state.sln)]
                 if cache is not None:
                     views.append(cache[0][:, c])
                 state.fold(
                     c,
                     views,
-                    [(at_coef[:na], at_tins[:na], at_acc[:na], sel)],
-                    [(at_v[:na], sel), (at_beta[:na], sel)],
+                    [(atoms.coef[:na], atoms.tins[:na], atoms.acc[:na], sel)],
+                    [(atoms.v[:na], sel), (atoms.beta[:na], sel)],
                 )
-        na = int(n_at[0])
-        if at_reset[:na].any():
+        na = int(atoms.n[0])
+        atoms = Atoms(*(a[:na] for a in atoms[:-1]), atoms.n)
+        if atoms.reset.any():
             state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
         for c in range(C):
             if state.s[c] < FLUSH_RATIO * state.T[c]:
-                sel = at_class[:na] == c
-                state.flush(c, [(at_coef[:na], at_tins[:na], at_acc[:na], sel)])
+                sel = atoms.cls == c
+                state.flush(c, [(atoms.coef, atoms.tins, atoms.acc, sel)])
         if cache is not None:
             # margin sums over the atoms stored before each row's trial
-            # atom j was made at row max(at_pos[j], at_neg[j]) (its newer example)
-            made_at = np.maximum(at_pos[:na], at_neg[:na])
+            # atom j was made at row max(pos[j], neg[j]) (its newer example)
+            made_at = np.maximum(atoms.pos, atoms.neg)
             made_before = np.searchsorted(made_at, np.arange(b))
-            cache[0][rows] = f_seen
+            cache[0][rows] = sums.f_seen
             cache[1][rows] = m0 + made_before
         if na:
-            _store_atoms(
-                state,
-                Xb,
-                inv_bd,
-                sq_bd,
-                class_index(Y_b),
-                bk,
-                offset + lo,
-                at_class[:na],
-                at_pos[:na],
-                at_neg[:na],
-                at_coef[:na],
-                at_v[:na],
-                at_tins[:na],
-                at_acc[:na],
-                at_beta[:na],
-                at_reset[:na],
-                pos_blk,
-                neg_blk,
-            )
+            block = (Xb, inv_bd, sq_bd, class_index(Y_b))
+            _store_atoms(state, block, bk, offset + lo, atoms, cur)
         state.n_trials += b
         if progress is not None:
             progress(b)
     return state.n_corrections.sum() - updates0, state.conflicts.sum() - conflicts0
 
 
-def _store_atoms(
-    state,
-    Xb,
-    inv_b,
-    sq_b,
-    labels_b,
-    bk,
-    lo,
-    at_class,
-    at_pos,
-    at_neg,
-    at_coef,
-    at_v,
-    at_tins,
-    at_acc,
-    at_beta,
-    at_reset,
-    pos_blk,
-    neg_blk,
-):
-    """Append the block's atoms, in order, and point every problem at its x+ and x-."""
-    na = at_class.shape[0]
+def _store_atoms(state, block, bk, lo, atoms, cur):
+    """Append the block's atoms (:data:`Atoms`, those made), in order, and point every
+    problem at its x+ and x-; ``block``: the block's rows, inverse norms, squared norms
+    and class indices."""
+    Xb, inv_b, sq_b, labels_b = block
+    na = atoms.cls.shape[0]
     m0 = state.m
     m1 = m0 + na
     C = state.n_problems
     for store, handles, index, label, refs in (
-        (state.POS, at_pos, state.index_p, state.label_p, state.pos_ref),
-        (state.NEG, at_neg, state.index_n, state.label_n, state.neg_ref),
+        (state.POS, atoms.pos, state.index_p, state.label_p, state.pos_ref),
+        (state.NEG, atoms.neg, state.index_n, state.label_n, state.neg_ref),
     ):
         rows, invs, sqs = [], [], []
         for j in range(na):
@@ -680,7 +556,7 @@ def _store_atoms(
                 label[m0 + j] = labels_b[h]
             else:
                 # the x+ / x- of this problem from before the block
-                ref_store, i = refs[at_class[j]]
+                ref_store, i = refs[atoms.cls[j]]
                 src = state.POS if ref_store == 0 else state.NEG
                 rows.append(src.view(i, i + 1))
                 invs.append(src.inv[i : i + 1])
@@ -700,18 +576,18 @@ def _store_atoms(
     state.mask[m0:m1] = False
     state.reset[m0:m1] = False
     cols = np.arange(m0, m1)
-    state.A[cols, at_class] = at_coef
-    state.V[cols, at_class] = at_v
-    state.beta[cols, at_class] = at_beta
-    state.T_ins[cols, at_class] = at_tins
-    state.acc[cols, at_class] = at_acc
-    state.mask[cols, at_class] = True
-    state.reset[cols, at_class] = at_reset
+    state.A[cols, atoms.cls] = atoms.coef
+    state.V[cols, atoms.cls] = atoms.v
+    state.beta[cols, atoms.cls] = atoms.beta
+    state.T_ins[cols, atoms.cls] = atoms.tins
+    state.acc[cols, atoms.cls] = atoms.acc
+    state.mask[cols, atoms.cls] = True
+    state.reset[cols, atoms.cls] = atoms.reset
     # every problem's x+ / x- is now in the store: the last atom holding it
     for c in range(C):
         for handles, blk, refs, kind in (
-            (at_pos, pos_blk, state.pos_ref, 0),
-            (at_neg, neg_blk, state.neg_ref, 1),
+            (atoms.pos, cur.pos_blk, state.pos_ref, 0),
+            (atoms.neg, cur.neg_blk, state.neg_ref, 1),
         ):
             if blk[c] >= 0:
                 js = np.flatnonzero(handles == blk[c])
