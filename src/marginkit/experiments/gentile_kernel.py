@@ -131,6 +131,7 @@ class KernelExperiment:
         rows = -(-len(runs) // cols)
         fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.6 * rows), squeeze=False)
         config = document["spec"]["config"]
+        legend = {}  # one legend for the figure, below the panels, over no line
         for ax, (alpha, b_label, degree) in zip(axes.ravel(), runs, strict=False):
             epochs = sorted(e for (a, b, d, e) in stats if (a, b, d) == (alpha, b_label, degree))
             for output, style in zip(OUTPUTS, ("o-", "s-", "^-"), strict=True):
@@ -162,15 +163,19 @@ class KernelExperiment:
             ax.set_title(f"{name}, {_b_text(alpha, b_label)}", fontsize=10)
             twin = ax.twinx()
             corr = [stats[(alpha, b_label, degree, e)]["corr"][0] for e in epochs]
-            twin.plot(epochs, corr, "--", color="0.4", label="corrections (ours)")
+            # a marker, so that a run of one epoch shows its count too
+            twin.plot(epochs, corr, "x--", color="0.4", label="corrections (ours, right axis)")
             twin.set_ylabel("corrections")
-            handles = ax.get_legend_handles_labels()
-            more = twin.get_legend_handles_labels()
-            ax.legend(handles[0] + more[0], handles[1] + more[1], fontsize=7, loc="upper right")
+            for a in (ax, twin):
+                for handle, label in zip(*a.get_legend_handles_labels(), strict=True):
+                    legend.setdefault(label, handle)
         for ax in axes.ravel()[len(runs) :]:
             ax.set_visible(False)
         fig.suptitle(f"{self.TITLE}: means over the permutations run", fontsize=11)
-        fig.tight_layout()
+        ncol = min(4, len(legend))
+        fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, fontsize=8)
+        legend_rows = -(-len(legend) // ncol)
+        fig.tight_layout(rect=(0, (0.035 + 0.03 * legend_rows) / rows**0.5, 1, 1))
         path = Path(str(prefix) + "-curves.png")
         atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=100))
         plt.close(fig)
@@ -382,7 +387,7 @@ class KernelExperiment:
             B=q["B"],
             C=q["C"],
             output="last",
-            n_epochs=q["n_epochs"],
+            max_iter=q["n_epochs"],
             shuffle=False,
             kernel=q["kernel"],
             gamma=q["gamma"],
