@@ -91,16 +91,16 @@ MARGINKIT_CONFIGS = [
 FAMILY_CONFIGS = [
     (
         "marginkit Perceptron",
-        lambda: PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False),
+        lambda: PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
     ),
-    ("marginkit ROMMA", lambda: ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False)),
+    ("marginkit ROMMA", lambda: ROMMAClassifier(output="last", max_iter=1, fit_intercept=False)),
     (
         "marginkit aggressive ROMMA",
-        lambda: ROMMAClassifier(aggressive=True, output="last", n_epochs=1, fit_intercept=False),
+        lambda: ROMMAClassifier(aggressive=True, output="last", max_iter=1, fit_intercept=False),
     ),
     (
         "marginkit PUMMA p=2 d=0.1 (1 epoch)",
-        lambda: PUMMAClassifier(delta=0.1, max_epochs=1, lam=0.0, output="last"),
+        lambda: PUMMAClassifier(delta=0.1, max_iter=1, lam=0.0, output="last"),
     ),
 ]
 SKLEARN_LABEL = "sklearn Perceptron (1 epoch)"
@@ -239,7 +239,7 @@ def warm_up(X, y, X_test):
                 alpha=0.9,
                 keep_corrections=keep,
                 output="last",
-                n_epochs=1,
+                max_iter=1,
                 fit_intercept=False,
             )
             clf.fit(X[:WARMUP_ROWS], y[:WARMUP_ROWS])
@@ -260,7 +260,7 @@ def bench_marginkit(X, y, X_test, y_test, repeat, n_voted):
         (
             label,
             lambda p=p, a=alpha: ALMAClassifier(
-                p=p, alpha=a, output="last", n_epochs=1, fit_intercept=False
+                p=p, alpha=a, output="last", max_iter=1, fit_intercept=False
             ),
             {"p": p, "alpha": alpha},
         )
@@ -340,7 +340,7 @@ def bench_river(X, y, X_test, y_test, n_train, n_test, repeat):
     X_prefix, y_prefix = X[:n_train], y[:n_train]
 
     def fit_ours():
-        return ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(
+        return ALMAClassifier(p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(
             X_prefix, y_prefix
         )
 

@@ -189,7 +189,7 @@ def main(argv=None):
     read_csv(small_csv)
     given = {"classes": [-1, 1], "n_features": d, "zero_based": False}
     fit_file(
-        ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
+        ALMAClassifier(p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False),
         small,
         50,
         **given,
@@ -240,7 +240,7 @@ def main(argv=None):
 
     t, est = timed(
         lambda: fit_file(
-            ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
+            ALMAClassifier(p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False),
             paths["svm"],
             chunk,
             **given,
@@ -249,7 +249,7 @@ def main(argv=None):
     record("streamed ALMA_2(0.9), one epoch (fit_file)", t, size["svm"])
     t_stream = t
     t, whole = timed(
-        lambda: ALMAClassifier(p=2, alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(
+        lambda: ALMAClassifier(p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(
             *matrix
         )
     )

@@ -52,15 +52,15 @@ MARGINKIT = {
 #: the best documented setting of each (docs/scoreboard.md): the averaged output and a
 #: few passes, an intercept for the linear ones, a soft margin where there is one
 BEST = {
-    "alma": {"alpha": 0.9, "fit_intercept": True, "n_epochs": 5, "output": "avg"},
-    "perceptron": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
-    "romma": {"fit_intercept": True, "n_epochs": 5, "output": "avg"},
+    "alma": {"alpha": 0.9, "fit_intercept": True, "max_iter": 5, "output": "avg"},
+    "perceptron": {"fit_intercept": True, "max_iter": 5, "output": "avg"},
+    "romma": {"fit_intercept": True, "max_iter": 5, "output": "avg"},
     "margin-perceptron": {"fit_intercept": True, "max_iter": 20, "output": "avg"},
-    "pumma": {"lam": 1.0, "max_epochs": 20, "output": "avg"},
-    "kernel-alma": {"alpha": 0.9, "n_epochs": 3, "output": "avg"},
-    "kernel-perceptron": {"n_epochs": 3, "output": "avg"},
-    "kernel-romma": {"n_epochs": 3, "output": "avg"},
-    "kernel-pumma": {"lam": 1.0, "max_epochs": 10, "output": "avg"},
+    "pumma": {"lam": 1.0, "max_iter": 20, "output": "avg"},
+    "kernel-alma": {"alpha": 0.9, "max_iter": 3, "output": "avg"},
+    "kernel-perceptron": {"max_iter": 3, "output": "avg"},
+    "kernel-romma": {"max_iter": 3, "output": "avg"},
+    "kernel-pumma": {"lam": 1.0, "max_iter": 10, "output": "avg"},
 }
 
 

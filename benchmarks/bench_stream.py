@@ -127,7 +127,7 @@ def main(argv=None):
     parser.add_argument("--param", action="append", default=[])
     parser.add_argument("--data", help="an svmlight file to use instead of a generated one")
     args = parser.parse_args(argv)
-    params = dict(parse_param(p) for p in args.param) or {"alpha": 0.9, "n_epochs": 1}
+    params = dict(parse_param(p) for p in args.param) or {"alpha": 0.9, "max_iter": 1}
     tmp = Path(tempfile.mkdtemp())
     path = Path(args.data) if args.data else tmp / "data.svm"
     if not args.data:

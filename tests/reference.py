@@ -23,7 +23,7 @@ def pnorm(x, r):
     return np.sum(np.abs(x) ** r) ** (1.0 / r)
 
 
-def alma_binary(X, y, p, alpha, B, C, n_epochs=1):
+def alma_binary(X, y, p, alpha, B, C, max_iter=1):
     """ALMA_p(alpha; B, C), Figure 1 of Gentile (JMLR 2001), for labels in {-1, +1}.
 
     Returns the list of hypotheses w_1 = 0, w_2, ... and the number of trials each
@@ -34,7 +34,7 @@ def alma_binary(X, y, p, alpha, B, C, n_epochs=1):
     w = np.zeros(X.shape[1])
     k = 1
     hyps, counts = [w], [0]
-    for _ in range(n_epochs):
+    for _ in range(max_iter):
         for x, yt in zip(X, y, strict=True):
             nx = pnorm(x, p)
             if nx > 0:  # footnote 3: x = 0 never updates
@@ -81,7 +81,7 @@ def ovr_targets(y, classes):
     return [np.where(y == c, 1.0, -1.0) for c in classes]
 
 
-def alma_fit(X, y, p, alpha, B, C, n_epochs=1, fit_intercept=False):
+def alma_fit(X, y, p, alpha, B, C, max_iter=1, fit_intercept=False):
     """One-vs-rest ALMA_p: per binary problem, (hypotheses, counts)."""
     classes = np.unique(y)
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -89,7 +89,7 @@ def alma_fit(X, y, p, alpha, B, C, n_epochs=1, fit_intercept=False):
     if fit_intercept:
         R = max(pnorm(x, p) for x in X) or 1.0
         X = augment(X, R)
-    runs = [alma_binary(X, t, p, alpha, B, C, n_epochs) for t in ovr_targets(y, classes)]
+    runs = [alma_binary(X, t, p, alpha, B, C, max_iter) for t in ovr_targets(y, classes)]
     return runs, R
 
 
@@ -121,7 +121,7 @@ def kernel_value(kernel, x, z, gamma, degree, coef0):
     return float((coef0 + np.exp(-gamma * d2)) ** degree)  # poly_rbf
 
 
-def kernel_alma_binary(X, y, khat, alpha, B, C, n_epochs=1):
+def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1):
     """Kernel ALMA_2(alpha; B, C) one example at a time, for labels in {-1, +1}.
 
     ``khat(i, j)`` is the normalised kernel between rows i and j of X (0 when either
@@ -133,7 +133,7 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, n_epochs=1):
     sv, beta = [], np.zeros(0)
     k = 1
     hyps, counts = [(list(sv), beta.copy())], [0]
-    for _ in range(n_epochs):
+    for _ in range(max_iter):
         for t in range(n):
             if khat(t, t) > 0:
                 f = sum(b * khat(j, t) for j, b in zip(sv, beta, strict=True))
@@ -154,7 +154,7 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, n_epochs=1):
     return hyps, counts
 
 
-def kernel_alma_fit(X, y, kernel, alpha, B, C, n_epochs=1, gamma=1.0, degree=3, coef0=1.0):
+def kernel_alma_fit(X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, coef0=1.0):
     """One-vs-rest kernel ALMA_2; returns the runs and the normalised kernel function."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0) for x in X])
@@ -173,7 +173,7 @@ def kernel_alma_fit(X, y, kernel, alpha, B, C, n_epochs=1, gamma=1.0, degree=3, 
         return memo[key]
 
     classes = np.unique(y)
-    runs = [kernel_alma_binary(X, t, khat, alpha, B, C, n_epochs) for t in ovr_targets(y, classes)]
+    runs = [kernel_alma_binary(X, t, khat, alpha, B, C, max_iter) for t in ovr_targets(y, classes)]
 
     def scores(X_test, output):
         X_test = X_test.toarray() if sp.issparse(X_test) else np.asarray(X_test, dtype=float)
@@ -201,12 +201,12 @@ def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
 
 
-def perceptron_binary(X, y, n_epochs=1):
+def perceptron_binary(X, y, max_iter=1):
     """Rosenblatt's Perceptron: w += y x when y w . x <= 0 (x = 0 never updates)."""
     X = _dense(X)
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
-    for _ in range(n_epochs):
+    for _ in range(max_iter):
         for x, yt in zip(X, y, strict=True):
             if np.any(x != 0) and yt * (w @ x) <= 0:
                 w = w + yt * x
@@ -216,7 +216,7 @@ def perceptron_binary(X, y, n_epochs=1):
     return hyps, counts
 
 
-def romma_binary(X, y, aggressive=False, n_epochs=1):
+def romma_binary(X, y, aggressive=False, max_iter=1):
     """ROMMA / aggressive ROMMA (Li and Long 2002, section 3), solved from its definition.
 
     At an update, w' = argmin ||w'|| subject to w' . w >= ||w||^2 and y w' . x >= 1,
@@ -226,7 +226,7 @@ def romma_binary(X, y, aggressive=False, n_epochs=1):
     X = _dense(X)
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
-    for _ in range(n_epochs):
+    for _ in range(max_iter):
         for x, yt in zip(X, y, strict=True):
             if not np.any(x != 0):
                 counts[-1] += 1
@@ -342,7 +342,7 @@ def _pumma_step(w, z, p):
     return link(a * theta + c_of(a) * z, p)
 
 
-def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100, min_epochs=1):
+def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1):
     """PUMMA_p(delta) on labels in {-1, +1}: hypotheses (w, b), counts, epochs, converged.
 
     The soft margin is taken literally: every instance gets n more coordinates, its
@@ -355,7 +355,7 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_epochs=100, min_epochs=1):
     pos = neg = None
     hyps, counts = [(w[:d], b)], [0]
     epochs, changed = 0, True
-    while (changed or epochs < min_epochs) and epochs < max_epochs:
+    while (changed or epochs < min_epochs) and epochs < max_iter:
         epochs += 1
         changed = False
         for t in range(n):
@@ -404,7 +404,7 @@ def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False)
     return K
 
 
-def kernel_family_binary(K, y, rule, n_epochs=1):
+def kernel_family_binary(K, y, rule, max_iter=1):
     """Perceptron or (aggressive) ROMMA on the training Gram matrix K, one trial at a time.
 
     Every hypothesis is a coefficient vector beta over the training rows,
@@ -414,7 +414,7 @@ def kernel_family_binary(K, y, rule, n_epochs=1):
     n = K.shape[0]
     beta = np.zeros(n)
     hyps, counts = [beta], [0]
-    for _ in range(n_epochs):
+    for _ in range(max_iter):
         for t in range(n):
             x2 = K[t, t]
             if x2 > 0:
@@ -446,7 +446,7 @@ def kernel_family_scores(runs, K_test, output):
     return out.ravel() if out.shape[1] == 1 else out
 
 
-def kernel_pumma_binary(K, y, delta, lam=0.0, max_epochs=100, min_epochs=1):
+def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1):
     """Kernel PUMMA_2(delta) on the training Gram matrix K, one trial at a time.
 
     w = sum_j beta_j phi~(x_j) with phi~(x_i) . phi~(x_j) = K[i, j] + lam [i = j];
@@ -460,7 +460,7 @@ def kernel_pumma_binary(K, y, delta, lam=0.0, max_epochs=100, min_epochs=1):
     pos = neg = None
     hyps, counts = [(beta, b)], [0]
     epochs, changed = 0, True
-    while (changed or epochs < min_epochs) and epochs < max_epochs:
+    while (changed or epochs < min_epochs) and epochs < max_iter:
         epochs += 1
         changed = False
         for t in range(n):
@@ -503,15 +503,15 @@ def kernel_pumma_scores(runs, K_test, output):
     return out.ravel() if out.shape[1] == 1 else out
 
 
-def ovr_until_quiet(binary, targets, max_epochs, **kwargs):
+def ovr_until_quiet(binary, targets, max_iter, **kwargs):
     """One-vs-rest runs of a ``*_pumma_binary`` that all see the same epochs.
 
     Every problem runs until an epoch passes in which no problem updates (or
-    ``max_epochs``), as the estimators do: those that stop updating earlier keep
+    ``max_iter``), as the estimators do: those that stop updating earlier keep
     seeing trials, which count for their final hypothesis.
     """
-    first = [binary(t, max_epochs=max_epochs, **kwargs) for t in targets]
+    first = [binary(t, max_iter=max_iter, **kwargs) for t in targets]
     epochs = max(r[2] for r in first)
-    runs = [binary(t, max_epochs=epochs, min_epochs=epochs, **kwargs) for t in targets]
+    runs = [binary(t, max_iter=epochs, min_epochs=epochs, **kwargs) for t in targets]
     converged = all(r[3] for r in runs)
     return runs, epochs, converged

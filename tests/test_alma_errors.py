@@ -21,14 +21,14 @@ def test_non_finite_X_rejected(data, bad):
     X = X.copy()
     X[3, 2] = bad
     with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
     with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
         clf.predict(X)
 
 
 def test_wrong_feature_count_at_predict(data):
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(*data)
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
     with pytest.raises(ValueError, match="X has 4 features, but ALMAClassifier is expecting 5"):
         clf.predict(data[0][:, :4])
     with pytest.raises(ValueError, match="X has 6 features"):
@@ -38,7 +38,7 @@ def test_wrong_feature_count_at_predict(data):
 def test_single_class_in_fit(data):
     X, _ = data
     with pytest.raises(ValueError, match="number of classes has to be greater than one; got 1"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, np.zeros(len(X))
         )
 
@@ -46,11 +46,11 @@ def test_single_class_in_fit(data):
 def test_single_class_in_partial_fit_classes():
     X = np.ones((3, 2))
     with pytest.raises(ValueError, match="number of classes has to be greater than one"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
             X, [1, 1, 1], classes=[1]
         )
     # two declared classes with only one seen so far is fine
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
         X, [1, 1, 1], classes=[0, 1]
     )
     assert clf.predict(X).shape == (3,)
@@ -59,7 +59,7 @@ def test_single_class_in_partial_fit_classes():
 def test_continuous_targets_rejected(data):
     X, _ = data
     with pytest.raises(ValueError, match="Unknown label type"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, np.linspace(0, 1, len(X))
         )
 
@@ -67,16 +67,18 @@ def test_continuous_targets_rejected(data):
 @pytest.mark.parametrize("alpha", [0.0, -0.1, 1.01, 2])
 def test_alpha_outside_unit_interval(data, alpha):
     with pytest.raises(InvalidParameterError, match=r"'alpha' parameter .* range \(0.0, 1.0\]"):
-        ALMAClassifier(alpha=alpha, output="last", n_epochs=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(alpha=alpha, output="last", max_iter=1, fit_intercept=False).fit(*data)
 
 
 @pytest.mark.parametrize("p", [1.5, 1.999, 0, -3, "two"])
 def test_p_below_two(data, p):
     with pytest.raises(InvalidParameterError, match="'p' parameter of ALMAClassifier"):
-        ALMAClassifier(p=p, alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(p=p, alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
 
 
-@pytest.mark.parametrize("name,value", [("B", 0.0), ("B", -1.0), ("C", 0.0), ("n_epochs", 0)])
+@pytest.mark.parametrize(
+    "name,value", [("B", 0.0), ("B", -1.0), ("C", 0.0), ("max_iter", 0), ("n_epochs", 0)]
+)
 def test_other_bad_parameters(data, name, value):
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter"):
         ALMAClassifier(**{name: value}).fit(*data)
@@ -84,8 +86,8 @@ def test_other_bad_parameters(data, name, value):
 
 def test_unknown_output(data):
     with pytest.raises(InvalidParameterError, match="'output' parameter .* 'median'"):
-        ALMAClassifier(output="median", alpha=1.0, n_epochs=1, fit_intercept=False).fit(*data)
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(output="median", alpha=1.0, max_iter=1, fit_intercept=False).fit(*data)
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
     clf.set_params(output="median")
     with pytest.raises(InvalidParameterError, match="'output' parameter"):
         clf.predict(data[0])
@@ -95,13 +97,13 @@ def test_unknown_output(data):
 
 def test_not_fitted(data):
     with pytest.raises(NotFittedError):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).predict(data[0])
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).predict(data[0])
     with pytest.raises(NotFittedError):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).coef_
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).coef_
 
 
 def test_coef_absent_for_voted(data):
-    clf = ALMAClassifier(output="voted", alpha=1.0, n_epochs=1, fit_intercept=False).fit(*data)
+    clf = ALMAClassifier(output="voted", alpha=1.0, max_iter=1, fit_intercept=False).fit(*data)
     assert not hasattr(clf, "coef_")
     assert not hasattr(clf, "intercept_")
     with pytest.raises(AttributeError, match="not defined for output='voted'"):
@@ -110,14 +112,14 @@ def test_coef_absent_for_voted(data):
 
 def test_partial_fit_needs_classes_first(data):
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
             *data
         )
 
 
 def test_partial_fit_unknown_label(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
         X, y, classes=[0, 1, 2]
     )
     with pytest.raises(ValueError, match=r"y contains labels \[7\] that are not in classes"):
@@ -126,7 +128,7 @@ def test_partial_fit_unknown_label(data):
 
 def test_partial_fit_changed_classes(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
         X, y, classes=[0, 1, 2]
     )
     with pytest.raises(ValueError, match="is not the same as on last call to partial_fit"):
@@ -135,7 +137,7 @@ def test_partial_fit_changed_classes(data):
 
 def test_failed_call_keeps_model(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).partial_fit(
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
         X, y, classes=[0, 1, 2]
     )
     before = clf.coef_.copy()
@@ -159,7 +161,7 @@ def test_failed_first_partial_fit_leaves_estimator_unfitted(data):
     X, y = data
     bad = X.copy()
     bad[1, 1] = np.inf
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False)
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False)
     with pytest.raises(ValueError, match="infinity"):
         clf.partial_fit(bad, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match=r"labels \[2\] that are not in classes"):
@@ -167,13 +169,13 @@ def test_failed_first_partial_fit_leaves_estimator_unfitted(data):
     with pytest.raises(NotFittedError):
         clf.predict(X)
     clf.partial_fit(X, y, classes=[0, 1, 2])
-    reference = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    reference = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, reference.coef_)
 
 
 def test_failed_refit_keeps_previous_model(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     before = clf.coef_.copy()
     with pytest.raises(ValueError, match="greater than one"):
         clf.fit(X, np.ones(len(X)))

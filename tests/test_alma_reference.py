@@ -29,9 +29,9 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
         sparse_density=0.6 if sparse else None,
     )
     B, C = 1.0 / alpha, np.sqrt(2.0)
-    runs, _ = alma_fit(X, y, p, alpha, B, C, n_epochs=2)
+    runs, _ = alma_fit(X, y, p, alpha, B, C, max_iter=2)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=alpha, n_epochs=2, output="last", fit_intercept=False
+        keep_corrections=True, p=p, alpha=alpha, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_corrections_ == sum(len(h) - 1 for h, _ in runs)
@@ -51,7 +51,7 @@ def test_intercept_matches_augmented_reference(p, n_classes):
     X = X + 4.0  # far from the origin: the bias matters
     runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.8, fit_intercept=True, output="last", n_epochs=1
+        keep_corrections=True, p=p, alpha=0.8, fit_intercept=True, output="last", max_iter=1
     ).fit(X, y)
     assert np.isclose(clf.R_, R, rtol=1e-12)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
@@ -66,8 +66,8 @@ def test_intercept_matches_augmented_reference(p, n_classes):
 
 def test_dense_and_sparse_agree_exactly():
     X, y = make_blobs_pm(n=300, d=15, n_classes=3, seed=5, sparse_density=0.3)
-    a = ALMAClassifier(p=4.0, alpha=0.7, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
-    b = ALMAClassifier(p=4.0, alpha=0.7, output="last", n_epochs=1, fit_intercept=False).fit(
+    a = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    b = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(
         X.toarray(), y
     )
     assert a.n_corrections_ == b.n_corrections_
@@ -79,10 +79,10 @@ def test_dense_and_sparse_agree_exactly():
 def test_partial_fit_any_split_equals_fit(splits, sparse):
     X, y = make_blobs_pm(n=40, d=8, n_classes=3, seed=11, sparse_density=0.5 if sparse else None)
     whole = ALMAClassifier(
-        keep_corrections=True, p=3.0, alpha=0.9, output="last", n_epochs=1, fit_intercept=False
+        keep_corrections=True, p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     part = ALMAClassifier(
-        keep_corrections=True, p=3.0, alpha=0.9, output="last", n_epochs=1, fit_intercept=False
+        keep_corrections=True, p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False
     )
     start = 0
     for size in splits:
@@ -99,12 +99,12 @@ def test_zero_instances_never_update():
     X, y = make_blobs_pm(n=60, d=5, seed=2)
     X[::3] = 0.0
     runs, _ = alma_fit(X, y, 2.0, 0.9, 1 / 0.9, np.sqrt(2))
-    clf = ALMAClassifier(alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     assert clf.n_trials_ == 60
     Xs = sp.csr_matrix(X)
     assert (
-        ALMAClassifier(alpha=0.9, output="last", n_epochs=1, fit_intercept=False)
+        ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False)
         .fit(Xs, y)
         .n_corrections_
         == clf.n_corrections_
@@ -114,13 +114,13 @@ def test_zero_instances_never_update():
 def test_shuffle_is_seeded_and_changes_order():
     X, y = make_blobs_pm(n=200, d=8, n_classes=3, seed=4)
     a = ALMAClassifier(
-        alpha=0.8, shuffle=True, random_state=0, n_epochs=2, output="last", fit_intercept=False
+        alpha=0.8, shuffle=True, random_state=0, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
     b = ALMAClassifier(
-        alpha=0.8, shuffle=True, random_state=0, n_epochs=2, output="last", fit_intercept=False
+        alpha=0.8, shuffle=True, random_state=0, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
     c = ALMAClassifier(
-        alpha=0.8, shuffle=False, n_epochs=2, output="last", fit_intercept=False
+        alpha=0.8, shuffle=False, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert not np.array_equal(a.coef_, c.coef_)
@@ -141,10 +141,10 @@ def test_scale_folding_is_invisible(p, monkeypatch):
         self._fold_below = 0.9
 
     X, y = make_blobs_pm(n=200, d=9, n_classes=3, seed=8, sparse_density=0.7)
-    runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), n_epochs=2)
+    runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), max_iter=2)
     monkeypatch.setattr(alma.ALMAClassifier, "_initialise", often)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.6, n_epochs=2, output="last", fit_intercept=False
+        keep_corrections=True, p=p, alpha=0.6, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
     assert any(s.h_rescale[: s.n_corrections].min() < 1.0 for s in clf._states)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
@@ -158,9 +158,9 @@ def test_scale_folding_is_invisible(p, monkeypatch):
 def test_extreme_scales_are_normalised_exactly(scale, p):
     """Instance norms neither overflow nor underflow: ALMA sees x / ||x||_p."""
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=12)
-    ref = ALMAClassifier(p=p, alpha=0.8, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    ref = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     for data in (X * scale, sp.csr_matrix(X * scale)):
-        clf = ALMAClassifier(p=p, alpha=0.8, output="last", n_epochs=1, fit_intercept=False).fit(
+        clf = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(
             data, y
         )
         assert clf.n_corrections_ == ref.n_corrections_

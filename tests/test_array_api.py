@@ -77,9 +77,9 @@ def dispatch():
 
 
 KERNEL = {
-    "alma": (KernelALMAClassifier, {"kernel": "poly", "degree": 3, "n_epochs": 2}),
-    "perceptron": (KernelPerceptronClassifier, {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2}),
-    "romma": (KernelROMMAClassifier, {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2}),
+    "alma": (KernelALMAClassifier, {"kernel": "poly", "degree": 3, "max_iter": 2}),
+    "perceptron": (KernelPerceptronClassifier, {"kernel": "rbf", "gamma": 0.3, "max_iter": 2}),
+    "romma": (KernelROMMAClassifier, {"kernel": "rbf", "gamma": 0.3, "max_iter": 2}),
     "aggressive": (
         KernelROMMAClassifier,
         {"kernel": "poly_rbf", "gamma": 0.2, "degree": 3, "aggressive": True},
@@ -139,13 +139,13 @@ def test_partial_fit_and_more_epochs_on_the_device(ns, device):
     params = {"kernel": "rbf", "gamma": 0.3, "block_size": 8, "shuffle": False}
     params.update(alpha=1.0, output="last")
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelALMAClassifier(n_epochs=1, **params).fit(X, y)
-        ref3 = KernelALMAClassifier(n_epochs=3, **params).fit(X, y)
+        ref = KernelALMAClassifier(max_iter=1, **params).fit(X, y)
+        ref3 = KernelALMAClassifier(max_iter=3, **params).fit(X, y)
     clf = KernelALMAClassifier(**params)
     for lo in range(0, X.shape[0], 50):
         clf.partial_fit(put(X[lo : lo + 50], ns, device), y[lo : lo + 50], classes=[0, 1, 2])
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
-    clf3 = KernelALMAClassifier(n_epochs=3, **params).fit(put(X, ns, device), y)
+    clf3 = KernelALMAClassifier(max_iter=3, **params).fit(put(X, ns, device), y)
     np.testing.assert_array_equal(to_numpy(clf3.support_), ref3.support_)
     np.testing.assert_allclose(
         to_numpy(clf3.decision_function(put(X_test, ns, device))),
@@ -178,7 +178,7 @@ def test_float32_computes_in_float32(ns, device):
 
 def test_numpy_float32_under_dispatch_stays_float32():
     X, y, X_test = blobs(2)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1).fit(
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1).fit(
         X.astype(np.float32), y
     )
     assert clf.support_vectors_.dtype == np.float32
@@ -186,7 +186,7 @@ def test_numpy_float32_under_dispatch_stays_float32():
     with sklearn.config_context(array_api_dispatch=False):
         # without dispatch, as ever: float64 numpy
         clf = KernelALMAClassifier(
-            kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1
+            kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1
         ).fit(X.astype(np.float32), y)
         assert clf.support_vectors_.dtype == np.float64
 
@@ -195,9 +195,9 @@ def test_sparse_input_under_dispatch_stays_on_the_host():
     X, y = make_blobs_pm(n=200, d=12, seed=4, sparse_density=0.3)
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelALMAClassifier(
-            kernel="rbf", gamma=0.1, alpha=1.0, output="last", n_epochs=1
+            kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1
         ).fit(X, y)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=1.0, output="last", n_epochs=1).fit(
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1).fit(
         X, y
     )
     np.testing.assert_array_equal(clf.support_, ref.support_)
@@ -239,7 +239,7 @@ def test_answers_where_the_model_was_fitted(ns, device, tmp_path):
 @pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_checkpointed_fit_on_the_device(ns, device, tmp_path):
     X, y, _ = blobs(2)
-    params = {"kernel": "rbf", "gamma": 0.3, "n_epochs": 2, "random_state": 0}
+    params = {"kernel": "rbf", "gamma": 0.3, "max_iter": 2, "random_state": 0}
     Xd = put(X, ns, device)
     plain = KernelALMAClassifier(**params).fit(Xd, y)
     ckpt = KernelALMAClassifier(**params).fit(
@@ -279,7 +279,7 @@ def test_linear_estimators_compute_on_the_host(ns, device, cls, params):
 def test_string_labels_come_back_as_numpy():
     X, y, X_test = blobs(2)
     labels = np.array(["no", "yes"])[y]
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", n_epochs=1).fit(
+    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1).fit(
         put(X, "array_api_strict", "device1"), labels
     )
     out = clf.predict(put(X_test, "array_api_strict", "device1"))
@@ -296,9 +296,9 @@ def test_a_callable_kernel_of_the_namespace():
 
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelPerceptronClassifier(
-            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", n_epochs=1
+            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
         ).fit(X, y)
-    clf = KernelPerceptronClassifier(kernel=cubic, output="last", n_epochs=1).fit(
+    clf = KernelPerceptronClassifier(kernel=cubic, output="last", max_iter=1).fit(
         put(X, "array_api_strict", "device1"), y
     )
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)

@@ -28,38 +28,38 @@ FACTORIES = [
     lambda: ALMAClassifier(
         p=3.0,
         alpha=0.7,
-        n_epochs=3,
+        max_iter=3,
         shuffle=True,
         random_state=0,
         output="last",
         fit_intercept=False,
     ),
     lambda: PerceptronClassifier(
-        n_epochs=2, fit_intercept=True, keep_corrections=True, output="last"
+        max_iter=2, fit_intercept=True, keep_corrections=True, output="last"
     ),
     lambda: ROMMAClassifier(
         aggressive=True,
-        n_epochs=2,
+        max_iter=2,
         shuffle=True,
         random_state=1,
         output="last",
         fit_intercept=False,
     ),
     lambda: KernelALMAClassifier(
-        kernel="poly", degree=2, n_epochs=3, block_size=7, alpha=1.0, output="last"
+        kernel="poly", degree=2, max_iter=3, block_size=7, alpha=1.0, output="last"
     ),
     lambda: PUMMAClassifier(
-        p=3.0, lam=0.5, max_epochs=6, shuffle=True, random_state=0, output="last"
+        p=3.0, lam=0.5, max_iter=6, shuffle=True, random_state=0, output="last"
     ),
-    lambda: PUMMAClassifier(delta=0.2, max_epochs=5, output="voted", lam=0.0),
+    lambda: PUMMAClassifier(delta=0.2, max_iter=5, output="voted", lam=0.0),
     lambda: MarginPerceptronClassifier(
         fit_intercept=True, max_iter=30, shuffle=True, random_state=4, output="last"
     ),
     lambda: KernelPUMMAClassifier(
-        lam=0.5, max_epochs=4, block_size=16, shuffle=True, random_state=3, output="last"
+        lam=0.5, max_iter=4, block_size=16, shuffle=True, random_state=3, output="last"
     ),
     lambda: KernelROMMAClassifier(
-        aggressive=True, n_epochs=2, shuffle=True, random_state=2, block_size=16, output="last"
+        aggressive=True, max_iter=2, shuffle=True, random_state=2, block_size=16, output="last"
     ),
 ]
 
@@ -131,7 +131,7 @@ KILL_SCRIPT = textwrap.dedent(
     X = rng.normal(size=(n, 40))
     y = np.where(X[:, :5].sum(axis=1) + rng.normal(scale=0.5, size=n) > 0, 1, 0)
     ALMAClassifier(
-        alpha=0.8, n_epochs=4, shuffle=True, random_state=0, output="last",
+        alpha=0.8, max_iter=4, shuffle=True, random_state=0, output="last",
         fit_intercept=False
     ).fit(
         X, y, checkpoint=sys.argv[1], checkpoint_every=every
@@ -168,7 +168,7 @@ def _kill_and_resume(tmp_path, n, every, wait_for_saves):
 
     def make():
         return ALMAClassifier(
-            alpha=0.8, n_epochs=4, shuffle=True, random_state=0, output="last", fit_intercept=False
+            alpha=0.8, max_iter=4, shuffle=True, random_state=0, output="last", fit_intercept=False
         )
 
     resumed = make().fit(X, y, checkpoint=path, checkpoint_every=every)
@@ -190,31 +190,31 @@ def test_resume_after_sigkill_mid_epoch_full_size(tmp_path):
 def test_checkpoint_errors(tmp_path):
     X, y = make_blobs_pm(n=60, d=3, seed=0)
     path = tmp_path / "c.skops"
-    ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False).fit(
+    ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(
         X, y, checkpoint=path
     )
     with pytest.raises(ValueError, match="is a checkpoint of ALMAClassifier"):
-        ALMAClassifier(n_epochs=2, alpha=0.5, output="last", fit_intercept=False).fit(
+        ALMAClassifier(max_iter=2, alpha=0.5, output="last", fit_intercept=False).fit(
             X, y, checkpoint=path
         )
     with pytest.raises(ValueError, match="is a checkpoint of PerceptronClassifier|not of"):
-        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
             X, y, checkpoint=path
         )
     with pytest.raises(ValueError, match="a checkpoint of training on other data"):
-        ALMAClassifier(n_epochs=2, alpha=1.0, output="last", fit_intercept=False).fit(
+        ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(
             X + 1.0, y, checkpoint=path
         )
     with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 1"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0
         )
     with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, y, checkpoint_every=10
         )
     X2 = sp.csr_matrix(X)
-    ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+    ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
         X2, y, checkpoint=tmp_path / "s.skops"
     )
 
@@ -226,7 +226,7 @@ def test_a_checkpoint_holds_the_model_not_the_epochs_orders(tmp_path):
 
     def make():
         return PerceptronClassifier(
-            n_epochs=50, shuffle=True, random_state=7, output="last", fit_intercept=False
+            max_iter=50, shuffle=True, random_state=7, output="last", fit_intercept=False
         )
 
     make().fit(X, y, checkpoint=path, checkpoint_every=2500)
@@ -250,7 +250,7 @@ def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatc
     path = tmp_path / "c.skops"
 
     def make():
-        return ALMAClassifier(alpha=0.9, n_epochs=40, output="last", fit_intercept=False)
+        return ALMAClassifier(alpha=0.9, max_iter=40, output="last", fit_intercept=False)
 
     make().fit(X, y, checkpoint=path)
     assert 1 <= len(calls) <= 5

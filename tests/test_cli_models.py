@@ -116,7 +116,7 @@ def test_every_estimator_trains(files, name, capsys):
 def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
     paths, _, _ = files
     marginkit.save(
-        marginkit.ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        marginkit.ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             *read_data(paths["train"])
         ),
         paths["model"],
@@ -153,7 +153,7 @@ def test_make_estimator_and_read_data_errors(tmp_path):
 
 def test_evaluate_reports_unknown_labels(files):
     paths, X, y = files
-    model = marginkit.PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(
+    model = marginkit.PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
         *read_data(paths["train"])
     )
     marginkit.save(model, paths["model"])
@@ -168,7 +168,7 @@ def test_train_with_a_checkpoint_resumes(files, capsys):
     paths, _, _ = files
     ckpt = paths["model"].with_name("ckpt.skops")
     args = ["train", str(paths["train"]), "--estimator", "alma", "--model", str(paths["model"])]
-    extra = ["--param", "n_epochs=3", "--checkpoint", str(ckpt), "--checkpoint-every", "50"]
+    extra = ["--param", "max_iter=3", "--checkpoint", str(ckpt), "--checkpoint-every", "50"]
     assert main([*args, *extra]) == 0
     first = marginkit.load(paths["model"])
     assert ckpt.exists()

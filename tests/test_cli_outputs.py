@@ -66,9 +66,9 @@ def test_train_refuses_an_unwritable_checkpoint_before_training(data, capsys):
 def test_a_resumed_run_says_so(data, capsys):
     tmp, train, _, _ = data
     ckpt = tmp / "c.skops"
-    assert _train(train, tmp / "m.skops", "--checkpoint", str(ckpt), "--param", "n_epochs=2") == 0
+    assert _train(train, tmp / "m.skops", "--checkpoint", str(ckpt), "--param", "max_iter=2") == 0
     assert "resumed from" not in capsys.readouterr().err
-    assert _train(train, tmp / "m.skops", "--checkpoint", str(ckpt), "--param", "n_epochs=2") == 0
+    assert _train(train, tmp / "m.skops", "--checkpoint", str(ckpt), "--param", "max_iter=2") == 0
     assert f"resumed from the checkpoint {ckpt}" in capsys.readouterr().err
 
 

@@ -95,10 +95,10 @@ def test_a_hundred_million_rows_in_constant_memory():
     "make",
     [
         lambda: __import__("marginkit").KernelPerceptronClassifier(
-            kernel="rbf", gamma=0.5, output="last", n_epochs=1
+            kernel="rbf", gamma=0.5, output="last", max_iter=1
         ),
         lambda: __import__("marginkit").KernelALMAClassifier(
-            alpha=0.9, kernel="poly", degree=2, output="last", n_epochs=1
+            alpha=0.9, kernel="poly", degree=2, output="last", max_iter=1
         ),
         lambda: __import__("marginkit").KernelPUMMAClassifier(
             kernel="rbf", gamma=0.5, lam=0.0, output="last"

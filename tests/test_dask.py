@@ -56,8 +56,8 @@ def test_prediction_over_dask_arrays_on_a_cluster(dask_client):
 
     X, y = make_blobs_pm(n=600, d=5, n_classes=3, seed=3)
     models = [
-        PUMMAClassifier(lam=1.0, max_epochs=20, output="avg"),
-        KernelALMAClassifier(kernel="rbf", gamma=0.5, n_epochs=2, output="voted", alpha=1.0),
+        PUMMAClassifier(lam=1.0, max_iter=20, output="avg"),
+        KernelALMAClassifier(kernel="rbf", gamma=0.5, max_iter=2, output="voted", alpha=1.0),
     ]
     for model in models:
         with warnings.catch_warnings():

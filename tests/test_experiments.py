@@ -139,7 +139,7 @@ def test_last_and_avg_come_from_one_fit():
     )
     for output in ("last", "avg"):
         clf = ALMAClassifier(
-            p=6, alpha=0.5, B=q["B"], output=output, n_epochs=1, fit_intercept=False
+            p=6, alpha=0.5, B=q["B"], output=output, max_iter=1, fit_intercept=False
         ).fit(X, y)
         mistakes = int(np.count_nonzero(clf.predict(X_test) != y_test))
         assert result[f"mistakes_{output}"] == mistakes

@@ -197,7 +197,7 @@ def test_epoch_records_equal_separate_fits(shared_data):
             B=params["B"],
             kernel="rbf",
             gamma=params["gamma"],
-            n_epochs=record["epoch"],
+            max_iter=record["epoch"],
             output="last",
         ).fit(X, y)
         assert record["corrections"] == clf.n_corrections_

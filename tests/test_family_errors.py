@@ -39,6 +39,7 @@ def data():
         (PerceptronClassifier, "n_epochs", 0),
         (ROMMAClassifier, "aggressive", "yes"),
         (ROMMAClassifier, "n_epochs", 1.5),
+        (ROMMAClassifier, "max_iter", 1.5),
         (MarginPerceptronClassifier, "gamma_guess", 0.0),
         (MarginPerceptronClassifier, "gamma_guess", -1.0),
         (MarginPerceptronClassifier, "max_iter", 0),
@@ -48,6 +49,7 @@ def data():
         (PUMMAClassifier, "delta", -0.1),
         (PUMMAClassifier, "lam", -1.0),
         (PUMMAClassifier, "max_epochs", 0),
+        (PUMMAClassifier, "max_iter", 0),
         (KernelPerceptronClassifier, "normalize", "yes"),
         (KernelROMMAClassifier, "kernel", "sigmoid"),
         (KernelPUMMAClassifier, "lam", -0.5),
@@ -94,7 +96,7 @@ def test_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])  # the same point with both labels: not separable
     with pytest.warns(ConvergenceWarning, match="PUMMAClassifier did not converge"):
-        clf = PUMMAClassifier(max_epochs=5, lam=0.0, output="last").fit(X, y)
+        clf = PUMMAClassifier(max_iter=5, lam=0.0, output="last").fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
     # a soft margin separates anything
@@ -107,7 +109,7 @@ def test_zero_rows_never_update():
     y = np.array([1, 1, -1, -1])
     for cls in [PerceptronClassifier, ROMMAClassifier]:
         # without an intercept: a zero row has nothing to update
-        clf = cls(n_epochs=3, fit_intercept=False, output="last").fit(X, y)
+        clf = cls(max_iter=3, fit_intercept=False, output="last").fit(X, y)
         assert clf.n_corrections_ <= 2
         assert np.all(np.isfinite(clf.coef_))
 
@@ -116,9 +118,7 @@ def test_kernel_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="KernelPUMMAClassifier did not converge"):
-        clf = KernelPUMMAClassifier(kernel="linear", max_epochs=5, lam=0.0, output="last").fit(
-            X, y
-        )
+        clf = KernelPUMMAClassifier(kernel="linear", max_iter=5, lam=0.0, output="last").fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
     clf = KernelPUMMAClassifier(kernel="linear", lam=1.0, output="last").fit(X, y)
     assert clf.converged_
@@ -127,8 +127,8 @@ def test_kernel_pumma_warns_when_not_converged():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False),
-        lambda: ROMMAClassifier(aggressive=True, output="last", n_epochs=1, fit_intercept=False),
+        lambda: PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
+        lambda: ROMMAClassifier(aggressive=True, output="last", max_iter=1, fit_intercept=False),
         lambda: MarginPerceptronClassifier(output="last", fit_intercept=False),
         lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
     ],
@@ -148,18 +148,18 @@ def test_too_large_kernel_values():
     y = np.array([0, 1, 0])
     with pytest.raises(ValueError, match="kernel values are too large for KernelPerceptron"):
         KernelPerceptronClassifier(
-            kernel="poly", degree=4, gamma=1.0, output="last", n_epochs=1
+            kernel="poly", degree=4, gamma=1.0, output="last", max_iter=1
         ).fit(X, y)
     # normalised, the same data are fine
     KernelPerceptronClassifier(
-        kernel="poly", degree=4, gamma=1.0, normalize=True, output="last", n_epochs=1
+        kernel="poly", degree=4, gamma=1.0, normalize=True, output="last", max_iter=1
     ).fit(X, y)
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False),
+        lambda: ROMMAClassifier(output="last", max_iter=1, fit_intercept=False),
         lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
     ],
 )

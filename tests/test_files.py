@@ -77,7 +77,7 @@ def test_permissions(tmp_path, monkeypatch):
     assert mode(tmp_path / "private") == 0o600
     X, y = make_blobs_pm(n=20, d=3, seed=0)
     marginkit.save(
-        marginkit.ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        marginkit.ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, y
         ),
         tmp_path / "m.skops",

@@ -28,19 +28,19 @@ hypothesis = pytest.importorskip("hypothesis", reason="the fuzz test needs hypot
 st = hypothesis.strategies
 
 FACTORIES = [
-    lambda: ALMAClassifier(p=4.0, alpha=0.7, output="avg", fit_intercept=True, n_epochs=1),
-    lambda: ALMAClassifier(p="log", output="voted", n_epochs=2, alpha=1.0, fit_intercept=False),
-    lambda: PerceptronClassifier(n_epochs=2, output="voted", fit_intercept=False),
-    lambda: ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", n_epochs=1),
+    lambda: ALMAClassifier(p=4.0, alpha=0.7, output="avg", fit_intercept=True, max_iter=1),
+    lambda: ALMAClassifier(p="log", output="voted", max_iter=2, alpha=1.0, fit_intercept=False),
+    lambda: PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
+    lambda: ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", max_iter=1),
     lambda: MarginPerceptronClassifier(max_iter=5, output="last", fit_intercept=False),
-    lambda: PUMMAClassifier(lam=0.5, max_epochs=3, output="last"),
-    lambda: PUMMAClassifier(p=3.0, max_epochs=3, output="avg", lam=0.0),
+    lambda: PUMMAClassifier(lam=0.5, max_iter=3, output="last"),
+    lambda: PUMMAClassifier(p=3.0, max_iter=3, output="avg", lam=0.0),
     lambda: KernelALMAClassifier(
-        kernel="poly", degree=3, block_size=3, output="voted", alpha=1.0, n_epochs=1
+        kernel="poly", degree=3, block_size=3, output="voted", alpha=1.0, max_iter=1
     ),
-    lambda: KernelPerceptronClassifier(kernel="rbf", n_epochs=2, output="last"),
-    lambda: KernelROMMAClassifier(aggressive=True, kernel="linear", output="avg", n_epochs=1),
-    lambda: KernelPUMMAClassifier(lam=1.0, max_epochs=3, block_size=4, output="last"),
+    lambda: KernelPerceptronClassifier(kernel="rbf", max_iter=2, output="last"),
+    lambda: KernelROMMAClassifier(aggressive=True, kernel="linear", output="avg", max_iter=1),
+    lambda: KernelPUMMAClassifier(lam=1.0, max_iter=3, block_size=4, output="last"),
 ]
 
 VALUES = st.one_of(

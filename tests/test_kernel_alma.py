@@ -40,7 +40,7 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
         alpha,
         1 / alpha,
         np.sqrt(2),
-        n_epochs=n_epochs,
+        max_iter=n_epochs,
         gamma=kw.get("gamma", 1.0),
         degree=kw.get("degree", 3),
         coef0=kw.get("coef0", 1.0),
@@ -49,7 +49,7 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
     want = {o: ref_scores(X_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = KernelALMAClassifier(
-            kernel=kernel, alpha=alpha, n_epochs=n_epochs, block_size=block_size, **kw
+            kernel=kernel, alpha=alpha, max_iter=n_epochs, block_size=block_size, **kw
         ).fit(X, y)
         assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
         for output in ["last", "avg", "voted"]:
@@ -65,9 +65,9 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
 def test_linear_kernel_is_alma2(p_output, block_size):
     """With K(x, y) = x . y the engine must reproduce linear ALMA_2 (Figure 1)."""
     X, y = make_blobs_pm(n=400, d=6, n_classes=4, seed=1)
-    lin = ALMAClassifier(alpha=0.7, n_epochs=3, output=p_output, fit_intercept=False).fit(X, y)
+    lin = ALMAClassifier(alpha=0.7, max_iter=3, output=p_output, fit_intercept=False).fit(X, y)
     ker = KernelALMAClassifier(
-        kernel="linear", alpha=0.7, n_epochs=3, output=p_output, block_size=block_size
+        kernel="linear", alpha=0.7, max_iter=3, output=p_output, block_size=block_size
     ).fit(X, y)
     np.testing.assert_array_equal(ker.n_corrections_per_class_, lin.n_corrections_per_class_)
     np.testing.assert_allclose(
@@ -78,7 +78,7 @@ def test_linear_kernel_is_alma2(p_output, block_size):
 @pytest.mark.parametrize("shuffle", [False, True])
 def test_cache_changes_nothing(shuffle):
     X, y = make_blobs_pm(n=300, d=5, n_classes=3, seed=2)
-    kw = dict(kernel="rbf", gamma=0.5, alpha=0.9, n_epochs=3, shuffle=shuffle, random_state=0)
+    kw = dict(kernel="rbf", gamma=0.5, alpha=0.9, max_iter=3, shuffle=shuffle, random_state=0)
     a = KernelALMAClassifier(cache_size=200, block_size=32, **kw).fit(X, y)
     b = KernelALMAClassifier(cache_size=0, block_size=32, **kw).fit(X, y)
     np.testing.assert_array_equal(a.n_corrections_per_class_, b.n_corrections_per_class_)
@@ -92,7 +92,7 @@ def test_cache_changes_nothing(shuffle):
 
 def test_sparse_input_equals_dense():
     X, y = make_blobs_pm(n=200, d=30, n_classes=3, seed=3, sparse_density=0.2)
-    kw = dict(kernel="poly", degree=2, gamma=0.1, alpha=0.9, n_epochs=2, block_size=40)
+    kw = dict(kernel="poly", degree=2, gamma=0.1, alpha=0.9, max_iter=2, block_size=40)
     a = KernelALMAClassifier(**kw).fit(X, y)
     b = KernelALMAClassifier(**kw).fit(X.toarray(), y)
     np.testing.assert_array_equal(a.n_corrections_per_class_, b.n_corrections_per_class_)
@@ -105,10 +105,10 @@ def test_sparse_input_equals_dense():
 def test_partial_fit_any_split_equals_fit(splits):
     X, y = make_blobs_pm(n=30, d=4, n_classes=3, seed=4)
     whole = KernelALMAClassifier(
-        kernel="rbf", gamma=0.4, alpha=0.8, output="last", n_epochs=1
+        kernel="rbf", gamma=0.4, alpha=0.8, output="last", max_iter=1
     ).fit(X, y)
     part = KernelALMAClassifier(
-        kernel="rbf", gamma=0.4, alpha=0.8, block_size=4, output="last", n_epochs=1
+        kernel="rbf", gamma=0.4, alpha=0.8, block_size=4, output="last", max_iter=1
     )
     start = 0
     for size in splits:
@@ -128,7 +128,7 @@ def test_scale_folding_is_invisible(monkeypatch):
     from marginkit import alma
 
     X, y = make_blobs_pm(n=120, d=4, n_classes=3, seed=5)
-    kw = dict(kernel="rbf", gamma=0.5, alpha=0.6, n_epochs=2, block_size=16)
+    kw = dict(kernel="rbf", gamma=0.5, alpha=0.6, max_iter=2, block_size=16)
     plain = KernelALMAClassifier(**kw).fit(X, y)
     original = alma.KernelALMAClassifier._initialise
 
@@ -150,7 +150,7 @@ def test_scale_folding_is_invisible(monkeypatch):
 
 def test_attributes():
     X, y = make_blobs_pm(n=100, d=4, n_classes=2, seed=6)
-    clf = KernelALMAClassifier(kernel="poly", degree=2, alpha=0.9, n_epochs=2, output="last").fit(
+    clf = KernelALMAClassifier(kernel="poly", degree=2, alpha=0.9, max_iter=2, output="last").fit(
         X, y
     )
     m = clf.support_.shape[0]
@@ -170,9 +170,9 @@ def test_attributes():
 def test_zero_kernel_diagonal_never_updates():
     X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=7)
     X[::4] = 0.0
-    clf = KernelALMAClassifier(kernel="linear", alpha=0.9, output="last", n_epochs=1).fit(X, y)
+    clf = KernelALMAClassifier(kernel="linear", alpha=0.9, output="last", max_iter=1).fit(X, y)
     assert not np.isin(np.arange(0, 40, 4), clf.support_).any()
-    lin = ALMAClassifier(alpha=0.9, output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    lin = ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ == lin.n_corrections_
 
 
@@ -180,9 +180,9 @@ def test_zero_kernel_diagonal_never_updates():
     "make",
     [
         lambda: KernelALMAClassifier(
-            kernel="rbf", gamma=0.5, alpha=0.9, output="last", n_epochs=1
+            kernel="rbf", gamma=0.5, alpha=0.9, output="last", max_iter=1
         ),
-        lambda: ALMAClassifier(p=3.0, alpha=0.9, output="last", n_epochs=1, fit_intercept=False),
+        lambda: ALMAClassifier(p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False),
     ],
 )
 def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):
@@ -192,10 +192,10 @@ def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):
     def record(est, epoch):
         seen.append((epoch, est.n_corrections_, est.decision_function(X)))
 
-    make().set_params(n_epochs=3).fit(X, y, callback=record)
+    make().set_params(max_iter=3).fit(X, y, callback=record)
     assert [e for e, _, _ in seen] == [0, 1, 2]
     for epoch, corrections, scores in seen:
-        alone = make().set_params(n_epochs=epoch + 1).fit(X, y)
+        alone = make().set_params(max_iter=epoch + 1).fit(X, y)
         assert alone.n_corrections_ == corrections
         np.testing.assert_allclose(alone.decision_function(X), scores, atol=1e-12)
 
@@ -208,7 +208,7 @@ def test_every_whole_power(degree):
     kw = {"degree": degree, "gamma": 0.3, "coef0": 0.2}
     runs, ref_scores = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
     clf = KernelALMAClassifier(
-        kernel="poly", alpha=0.9, block_size=8, n_epochs=1, output="last", **kw
+        kernel="poly", alpha=0.9, block_size=8, max_iter=1, output="last", **kw
     ).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert rel_err(clf.decision_function(X), ref_scores(X, "last")) < 1e-9

@@ -50,11 +50,11 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     kargs = {"gamma": kw.get("gamma", 1.0), "degree": kw.get("degree", 3), "coef0": 1.0}
     K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
     K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
-    runs = [kernel_family_binary(K, t, rule, n_epochs=3) for t in ovr_targets(y, np.unique(y))]
+    runs = [kernel_family_binary(K, t, rule, max_iter=3) for t in ovr_targets(y, np.unique(y))]
     want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(
-            kernel=kernel, n_epochs=3, block_size=block_size, normalize=normalize, **params, **kw
+            kernel=kernel, max_iter=3, block_size=block_size, normalize=normalize, **params, **kw
         ).fit(X, y)
         assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
         for output in ["last", "avg", "voted"]:
@@ -68,12 +68,12 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
 def test_aggressive_romma_forgets_and_stays_exact():
     X, y = varied_norms(80, 3, 2, seed=5)
     clf = KernelROMMAClassifier(
-        aggressive=True, kernel="linear", n_epochs=3, block_size=16, output="last"
+        aggressive=True, kernel="linear", max_iter=3, block_size=16, output="last"
     )
     clf.fit(X, y)
     assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
     linear = ROMMAClassifier(
-        aggressive=True, n_epochs=3, keep_corrections=True, output="last", fit_intercept=False
+        aggressive=True, max_iter=3, keep_corrections=True, output="last", fit_intercept=False
     ).fit(X, y)
     assert clf.n_corrections_ == linear.n_corrections_
     for output in ["last", "avg", "voted"]:
@@ -86,9 +86,9 @@ def test_aggressive_romma_forgets_and_stays_exact():
 def test_linear_kernel_equals_linear_perceptron(sparse):
     X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=2, sparse_density=0.5 if sparse else None)
     kern = KernelPerceptronClassifier(
-        kernel="linear", n_epochs=2, block_size=32, output="last"
+        kernel="linear", max_iter=2, block_size=32, output="last"
     ).fit(X, y)
-    lin = PerceptronClassifier(n_epochs=2, output="last", fit_intercept=False).fit(X, y)
+    lin = PerceptronClassifier(max_iter=2, output="last", fit_intercept=False).fit(X, y)
     assert list(kern.n_corrections_per_class_) == list(lin.n_corrections_per_class_)
     np.testing.assert_allclose(kern.dual_coef_ @ kern.support_vectors_, lin.coef_, atol=1e-9)
 
@@ -102,9 +102,9 @@ def test_scale_folds_keep_kernel_romma_exact():
             self._fold_below = 0.97
 
     plain = KernelROMMAClassifier(
-        kernel="rbf", gamma=0.3, n_epochs=2, block_size=9, output="last"
+        kernel="rbf", gamma=0.3, max_iter=2, block_size=9, output="last"
     ).fit(X, y)
-    folded = Folding(kernel="rbf", gamma=0.3, n_epochs=2, block_size=9).fit(X, y)
+    folded = Folding(kernel="rbf", gamma=0.3, max_iter=2, block_size=9).fit(X, y)
     assert plain.n_corrections_ == folded.n_corrections_
     for output in ["last", "avg", "voted"]:
         plain.set_params(output=output)
@@ -115,9 +115,9 @@ def test_scale_folds_keep_kernel_romma_exact():
 def test_cache_off_gives_the_same_model():
     X, y = varied_norms(90, 4, 3, seed=4)
     a = KernelROMMAClassifier(
-        aggressive=True, n_epochs=3, cache_size=0, block_size=10, output="last"
+        aggressive=True, max_iter=3, cache_size=0, block_size=10, output="last"
     ).fit(X, y)
-    b = KernelROMMAClassifier(aggressive=True, n_epochs=3, block_size=10, output="last").fit(X, y)
+    b = KernelROMMAClassifier(aggressive=True, max_iter=3, block_size=10, output="last").fit(X, y)
     assert a.n_corrections_ == b.n_corrections_
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10)
 
@@ -125,10 +125,10 @@ def test_cache_off_gives_the_same_model():
 def test_sparse_input():
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=1, sparse_density=0.5)
     dense = KernelROMMAClassifier(
-        kernel="poly", degree=2, gamma=0.5, output="last", n_epochs=1
+        kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(X.toarray(), y)
     sparse = KernelROMMAClassifier(
-        kernel="poly", degree=2, gamma=0.5, output="last", n_epochs=1
+        kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(sp.csr_matrix(X), y)
     assert dense.n_corrections_ == sparse.n_corrections_
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X), rtol=1e-10)

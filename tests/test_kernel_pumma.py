@@ -59,7 +59,7 @@ def test_matches_reference(kernel, kw, n_classes, lam, normalize):
                 kernel=kernel,
                 delta=0.2,
                 lam=lam,
-                max_epochs=4,
+                max_iter=4,
                 block_size=block_size,
                 normalize=normalize,
                 **kw,
@@ -91,12 +91,8 @@ def test_linear_kernel_equals_linear_pumma(lam, sparse):
         X = sp.csr_matrix(X * (np.random.default_rng(0).uniform(size=X.shape) < 0.6))
     # a few epochs: over long runs a near-tie can go either way under the two orders
     # of summation (sparse products against compiled loops)
-    a = quiet_fit(
-        KernelPUMMAClassifier(kernel="linear", lam=lam, max_epochs=8, output="last"), X, y
-    )
-    b = quiet_fit(
-        PUMMAClassifier(lam=lam, max_epochs=8, keep_corrections=True, output="last"), X, y
-    )
+    a = quiet_fit(KernelPUMMAClassifier(kernel="linear", lam=lam, max_iter=8, output="last"), X, y)
+    b = quiet_fit(PUMMAClassifier(lam=lam, max_iter=8, keep_corrections=True, output="last"), X, y)
     assert list(a.n_corrections_per_class_) == list(b.n_corrections_per_class_)
     np.testing.assert_allclose(a.margin_, b.margin_, rtol=1e-9)
     for output in ["last", "avg", "voted"]:
@@ -117,7 +113,7 @@ def test_cache_and_folds_change_nothing():
             super()._initialise(data)
             self._fold_below = 0.97
 
-    kw = {"kernel": "rbf", "gamma": 0.5, "lam": 0.3, "max_epochs": 6, "block_size": 11}
+    kw = {"kernel": "rbf", "gamma": 0.5, "lam": 0.3, "max_iter": 6, "block_size": 11}
     plain = quiet_fit(KernelPUMMAClassifier(**kw), X, y)
     nocache = quiet_fit(KernelPUMMAClassifier(cache_size=0, **kw), X, y)
     folded = quiet_fit(Folding(**kw), X, y)
@@ -132,7 +128,7 @@ def test_cache_and_folds_change_nothing():
 def test_partial_fit_equals_one_epoch():
     X, y = make_blobs_pm(n=120, d=4, n_classes=2, seed=6)
     whole = quiet_fit(
-        KernelPUMMAClassifier(gamma=0.5, max_epochs=1, block_size=8, lam=0.0, output="last"), X, y
+        KernelPUMMAClassifier(gamma=0.5, max_iter=1, block_size=8, lam=0.0, output="last"), X, y
     )
     parts = KernelPUMMAClassifier(gamma=0.5, block_size=8, lam=0.0, output="last")
     for lo in range(0, 120, 40):

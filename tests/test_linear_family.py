@@ -54,8 +54,8 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
     X = X + (2.0 if fit_intercept else 0.0)
     if sparse:
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
-    runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, n_epochs=3, **ref_params)
-    clf = cls(n_epochs=3, fit_intercept=fit_intercept, keep_corrections=True, **params)
+    runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, max_iter=3, **ref_params)
+    clf = cls(max_iter=3, fit_intercept=fit_intercept, keep_corrections=True, **params)
     clf.fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_trials_ == sum(runs[0][1])
@@ -75,7 +75,7 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
 def test_partial_fit_equals_fit(name):
     cls, params, _, _ = ESTIMATORS[name]
     X, y = make_blobs_pm(n=150, d=5, n_classes=3, seed=4)
-    params = {**params, "n_epochs": 1, "fit_intercept": False}
+    params = {**params, "max_iter": 1, "fit_intercept": False}
     whole = cls(keep_corrections=True, **params).fit(X, y)
     parts = cls(keep_corrections=True, **params)
     for lo in range(0, 150, 40):
@@ -97,8 +97,8 @@ def test_scale_folds_keep_romma_exact():
             super()._initialise(data)
             self._fold_below = 0.99  # fold after nearly every update
 
-    runs, _ = linear_fit(romma_binary, X, y, aggressive=True, n_epochs=2)
-    clf = Folding(aggressive=True, n_epochs=2, keep_corrections=True, fit_intercept=False)
+    runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=2)
+    clf = Folding(aggressive=True, max_iter=2, keep_corrections=True, fit_intercept=False)
     clf.fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg", "voted"]:
@@ -113,7 +113,7 @@ def test_romma_bound_and_aggressive_margin(aggressive):
     X, y = separable(n=300, d=5, margin=gamma, seed=1)
     R = np.linalg.norm(X, axis=1).max()
     clf = ROMMAClassifier(
-        aggressive=aggressive, n_epochs=50, output="last", fit_intercept=False
+        aggressive=aggressive, max_iter=50, output="last", fit_intercept=False
     ).fit(X, y)
     assert clf.score(X, y) == 1.0
     w = clf.coef_[0]
@@ -132,7 +132,7 @@ def test_romma_bound_and_aggressive_margin(aggressive):
 
 def test_romma_unit_constraint_binds_on_the_last_update():
     X, y = separable(n=100, d=4, margin=0.2, seed=5)
-    clf = ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y)
     runs, _ = linear_fit(romma_binary, X, y)
     w = clf.coef_[0]
     # the last hypothesis is feasible for its own defining constraints
@@ -143,7 +143,7 @@ def test_romma_contradiction_does_not_break():
     """x and -x with opposite labels: the two constraints contradict; w stays finite."""
     X = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 0.0]])
     y = np.array([1, 1, 1, -1])
-    clf = ROMMAClassifier(n_epochs=3, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(max_iter=3, output="last", fit_intercept=False).fit(X, y)
     assert np.all(np.isfinite(clf.coef_))
 
 

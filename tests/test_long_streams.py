@@ -52,8 +52,8 @@ def _q_norm(w, p):
 
 
 def run_linear(n_total, p, alpha, chunk=200_000):
-    plain = ALMAClassifier(p=p, alpha=alpha, output="last", n_epochs=1, fit_intercept=False)
-    eager = EagerRenormalising(p=p, alpha=alpha, output="last", n_epochs=1, fit_intercept=False)
+    plain = ALMAClassifier(p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False)
+    eager = EagerRenormalising(p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False)
     eager = eager if n_total <= 2_000_000 else None
     for lo, hi in chunks(n_total, chunk):
         X, y = stream(hi - lo, seed=lo)
@@ -67,7 +67,7 @@ def run_linear(n_total, p, alpha, chunk=200_000):
 def test_prefix_equals_the_float64_reference(p):
     X, y = stream(5_000, seed=0)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.8, output="last", n_epochs=1, fit_intercept=False
+        keep_corrections=True, p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     runs, _ = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
     assert clf.n_corrections_ == len(runs[0][0]) - 1
@@ -110,7 +110,7 @@ def _check_kernel(n_total):
     # the averaging totals grow with every trial
     rng = np.random.default_rng(1)
     clf = KernelALMAClassifier(
-        kernel="rbf", gamma=2.0, alpha=0.9, block_size=4096, output="last", n_epochs=1
+        kernel="rbf", gamma=2.0, alpha=0.9, block_size=4096, output="last", max_iter=1
     )
     for lo, hi in chunks(n_total, 250_000):
         angle = rng.uniform(0, 2 * np.pi, size=hi - lo)

@@ -89,7 +89,7 @@ def test_romma_mistake_bound():
     X, y = X[np.abs(f) > 0.1], np.sign(f[np.abs(f) > 0.1]).astype(int)
     gamma = max_margin(X, y, p=2, fit_intercept=False)
     R = np.linalg.norm(X, axis=1).max()
-    clf = ROMMAClassifier(n_epochs=30, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(max_iter=30, output="last", fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ <= R**2 / gamma**2
     assert clf.score(X, y) == 1.0
 
@@ -111,10 +111,10 @@ def test_pumma_needs_fewer_updates_than_augmented_alma_and_romma_with_a_large_bi
     pumma = PUMMAClassifier(delta=0.1, lam=0.0, output="last").fit(X, y)
     assert pumma.converged_
     alma, _ = _updates_until_quiet(
-        ALMAClassifier(alpha=0.1, fit_intercept=True, output="last", n_epochs=1), X, y, 60
+        ALMAClassifier(alpha=0.1, fit_intercept=True, output="last", max_iter=1), X, y, 60
     )
     romma, _ = _updates_until_quiet(
-        ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", n_epochs=1), X, y, 60
+        ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", max_iter=1), X, y, 60
     )
     # at 60 epochs the other two have not finished: their totals only grow from here
     assert pumma.n_updates_ < alma and pumma.n_updates_ < romma

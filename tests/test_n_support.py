@@ -14,12 +14,12 @@ from marginkit import (
 )
 
 ESTIMATORS = [
-    lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.8, n_epochs=3, output="last"),
-    lambda: KernelPerceptronClassifier(kernel="poly", degree=2, n_epochs=2, output="last"),
+    lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.8, max_iter=3, output="last"),
+    lambda: KernelPerceptronClassifier(kernel="poly", degree=2, max_iter=2, output="last"),
     lambda: KernelROMMAClassifier(
-        kernel="rbf", gamma=0.3, aggressive=True, n_epochs=2, output="last"
+        kernel="rbf", gamma=0.3, aggressive=True, max_iter=2, output="last"
     ),
-    lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.3, lam=0.5, max_epochs=3, output="last"),
+    lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.3, lam=0.5, max_iter=3, output="last"),
 ]
 
 
@@ -60,7 +60,7 @@ def test_n_support_counts_distinct_examples_per_class(make, n_classes):
 def test_n_support_survives_saving_and_partial_fit(tmp_path):
     X, y = make_blobs_pm(n=200, d=4, n_classes=3, seed=4)
     clf = KernelALMAClassifier(
-        kernel="rbf", gamma=0.3, shuffle=False, alpha=1.0, output="last", n_epochs=1
+        kernel="rbf", gamma=0.3, shuffle=False, alpha=1.0, output="last", max_iter=1
     )
     clf.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
     clf.partial_fit(X[100:], y[100:])
@@ -77,7 +77,7 @@ def test_n_support_is_the_papers_sv_per_digit():
     X, y = make_blobs_pm(n=90, d=3, n_classes=3, seed=6)
     flip = np.random.default_rng(2).uniform(size=y.size) < 0.2
     y = np.where(flip, (y + 1) % 3, y)
-    kw = {"gamma": 0.5, "degree": 2, "coef0": 1.0, "n_epochs": 3}
+    kw = {"gamma": 0.5, "degree": 2, "coef0": 1.0, "max_iter": 3}
     runs, _ = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
     want = [len(set(hyps[-1][0])) for hyps, _ in runs]
     clf = KernelALMAClassifier(kernel="poly", alpha=0.9, shuffle=False, **kw).fit(X, y)

@@ -25,21 +25,21 @@ from marginkit import (
 from marginkit.persistence import UntrustedFileError
 
 ESTIMATORS = [
-    ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True, output="last", n_epochs=1),
+    ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
     ALMAClassifier(
-        p=3.0, alpha=0.8, keep_corrections=True, output="last", n_epochs=1, fit_intercept=False
+        p=3.0, alpha=0.8, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
     ),
-    KernelALMAClassifier(kernel="poly", degree=2, n_epochs=2, alpha=1.0, output="last"),
-    PerceptronClassifier(n_epochs=2, output="voted", fit_intercept=False),
-    KernelPerceptronClassifier(kernel="rbf", gamma=0.5, output="last", n_epochs=1),
+    KernelALMAClassifier(kernel="poly", degree=2, max_iter=2, alpha=1.0, output="last"),
+    PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
+    KernelPerceptronClassifier(kernel="rbf", gamma=0.5, output="last", max_iter=1),
     ROMMAClassifier(
-        aggressive=True, keep_corrections=True, output="last", n_epochs=1, fit_intercept=False
+        aggressive=True, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
     ),
-    KernelROMMAClassifier(aggressive=True, n_epochs=2, output="last"),
+    KernelROMMAClassifier(aggressive=True, max_iter=2, output="last"),
     MarginPerceptronClassifier(fit_intercept=True, max_iter=20, output="last"),
-    PUMMAClassifier(p=3.0, lam=0.5, max_epochs=10, keep_corrections=True, output="last"),
-    PUMMAClassifier(p=3.0, lam=0.5, max_epochs=10, output="last"),
-    KernelPUMMAClassifier(lam=1.0, max_epochs=10, output="last"),
+    PUMMAClassifier(p=3.0, lam=0.5, max_iter=10, keep_corrections=True, output="last"),
+    PUMMAClassifier(p=3.0, lam=0.5, max_iter=10, output="last"),
+    KernelPUMMAClassifier(lam=1.0, max_iter=10, output="last"),
 ]
 
 
@@ -83,7 +83,7 @@ def test_unfitted_model_and_numpy_random_state(tmp_path):
             shuffle=True,
             alpha=1.0,
             output="last",
-            n_epochs=1,
+            max_iter=1,
             fit_intercept=False,
         ),
         path,
@@ -97,9 +97,9 @@ def test_save_is_atomic_and_overwrites(tmp_path):
     X, y = make_blobs_pm(n=40, d=3, seed=0)
     path = tmp_path / "m.skops"
     marginkit.save(
-        PerceptronClassifier(output="last", n_epochs=1, fit_intercept=False).fit(X, y), path
+        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y), path
     )
-    marginkit.save(ROMMAClassifier(output="last", n_epochs=1, fit_intercept=False).fit(X, y), path)
+    marginkit.save(ROMMAClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y), path)
     assert isinstance(marginkit.load(path), ROMMAClassifier)
     assert [p.name for p in tmp_path.iterdir()] == ["m.skops"]  # no temporary left
 
@@ -119,7 +119,7 @@ def test_file_naming_untrusted_types_is_refused(tmp_path):
         "format": "marginkit-model",
         "format_version": 1,
         "marginkit_version": "0.1.0",
-        "estimator": ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+        "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         "extra": Intruder(),
     }
     sio.dump(payload, path)
@@ -132,7 +132,7 @@ def test_tampered_archive_is_refused(tmp_path):
     X, y = make_blobs_pm(n=40, d=3, seed=0)
     good = tmp_path / "good.skops"
     marginkit.save(
-        ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(X, y), good
+        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y), good
     )
     # replace the schema's estimator type by a builtin that runs code
     bad = tmp_path / "bad.skops"
@@ -181,7 +181,7 @@ def test_format_versions(tmp_path, version, message):
             "format": "marginkit-model",
             "format_version": version,
             "marginkit_version": "9.9",
-            "estimator": ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False),
+            "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         },
         path,
     )
@@ -199,7 +199,7 @@ def test_save_refuses_what_it_cannot_store(tmp_path):
         marginkit.save({"a": 1}, tmp_path / "m.skops")
     X, y = make_blobs_pm(n=30, d=3, seed=0)
     clf = KernelALMAClassifier(
-        kernel=lambda A, B: A @ B.T, alpha=1.0, output="last", n_epochs=1
+        kernel=lambda A, B: A @ B.T, alpha=1.0, output="last", max_iter=1
     ).fit(X, y)
     with pytest.raises(TypeError, match="callable kernel cannot be saved safely"):
         marginkit.save(clf, tmp_path / "m.skops")
@@ -216,7 +216,7 @@ def test_a_file_holds_the_model_and_no_more(tmp_path):
         "format": "marginkit-model",
         "format_version": 1,
         "marginkit_version": "0.1.0",
-        "estimator": ALMAClassifier(alpha=1.0, output="last", n_epochs=1, fit_intercept=False).fit(
+        "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
             X, y
         ),
     }
@@ -241,7 +241,7 @@ def test_files_naming_the_engines_former_modules_load(tmp_path):
 
     X, y = make_blobs_pm(n=80, d=5, seed=2)
     clf = marginkit.ALMAClassifier(
-        p=3, alpha=1.0, output="last", n_epochs=1, fit_intercept=False
+        p=3, alpha=1.0, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     path = tmp_path / "m.skops"
     marginkit.save(clf, path)

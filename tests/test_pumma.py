@@ -25,11 +25,11 @@ def shifted_blobs(n=80, d=5, n_classes=2, seed=0, sparse=False):
     return X, y
 
 
-def reference_runs(X, y, max_epochs, **kwargs):
+def reference_runs(X, y, max_iter, **kwargs):
     return ovr_until_quiet(
         lambda t, **kw: pumma_binary(X, t, **kw, **kwargs),
         ovr_targets(y, np.unique(y)),
-        max_epochs,
+        max_iter,
     )
 
 
@@ -39,11 +39,11 @@ def reference_runs(X, y, max_epochs, **kwargs):
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_equals_reference(p, lam, sparse, n_classes):
     X, y = shifted_blobs(n=60, n_classes=n_classes, seed=int(3 * p) + n_classes, sparse=sparse)
-    runs, epochs, converged = reference_runs(X, y, p=p, delta=0.2, lam=lam, max_epochs=4)
+    runs, epochs, converged = reference_runs(X, y, p=p, delta=0.2, lam=lam, max_iter=4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = PUMMAClassifier(
-            keep_corrections=True, p=p, delta=0.2, lam=lam, max_epochs=4, output="last"
+            keep_corrections=True, p=p, delta=0.2, lam=lam, max_iter=4, output="last"
         ).fit(X, y)
     assert clf.converged_ == converged
     assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
@@ -75,7 +75,7 @@ def test_closed_form_equals_newton(lam):
 
 def test_partial_fit_equals_one_epoch():
     X, y = shifted_blobs(n=150, n_classes=3, seed=5)
-    whole = PUMMAClassifier(keep_corrections=True, max_epochs=1, p=3.0, lam=0.0, output="last")
+    whole = PUMMAClassifier(keep_corrections=True, max_iter=1, p=3.0, lam=0.0, output="last")
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
     parts = PUMMAClassifier(keep_corrections=True, p=3.0, lam=0.0, output="last")

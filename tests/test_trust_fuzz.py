@@ -45,7 +45,7 @@ st = hypothesis.strategies
 #: every estimator, with the options that give its states their optional parts
 MODELS = {
     "alma-voted": (
-        lambda: ALMAClassifier(p=6.0, output="voted", fit_intercept=True, alpha=1.0, n_epochs=1),
+        lambda: ALMAClassifier(p=6.0, output="voted", fit_intercept=True, alpha=1.0, max_iter=1),
         True,
     ),
     "alma-log": (
@@ -54,18 +54,18 @@ MODELS = {
             alpha=0.8,
             keep_corrections=True,
             output="last",
-            n_epochs=1,
+            max_iter=1,
             fit_intercept=False,
         ),
         False,
     ),
     "perceptron": (
-        lambda: PerceptronClassifier(n_epochs=2, output="voted", fit_intercept=False),
+        lambda: PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
         True,
     ),
     "romma": (
         lambda: ROMMAClassifier(
-            aggressive=True, keep_corrections=True, output="last", n_epochs=1, fit_intercept=False
+            aggressive=True, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
         ),
         False,
     ),
@@ -73,43 +73,43 @@ MODELS = {
         lambda: MarginPerceptronClassifier(max_iter=5, output="voted", fit_intercept=False),
         True,
     ),
-    "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_epochs=4, output="voted"), True),
-    "pumma-2": (lambda: PUMMAClassifier(max_epochs=3, lam=0.0, output="last"), False),
+    "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_iter=4, output="voted"), True),
+    "pumma-2": (lambda: PUMMAClassifier(max_iter=3, lam=0.0, output="last"), False),
     "kernel-alma": (
         lambda: KernelALMAClassifier(
-            kernel="poly", degree=2, block_size=7, alpha=1.0, output="last", n_epochs=1
+            kernel="poly", degree=2, block_size=7, alpha=1.0, output="last", max_iter=1
         ),
         True,
     ),
     "kernel-perceptron": (
-        lambda: KernelPerceptronClassifier(kernel="rbf", n_epochs=2, output="last"),
+        lambda: KernelPerceptronClassifier(kernel="rbf", max_iter=2, output="last"),
         False,
     ),
     "kernel-romma": (
-        lambda: KernelROMMAClassifier(aggressive=True, output="voted", n_epochs=1),
+        lambda: KernelROMMAClassifier(aggressive=True, output="voted", max_iter=1),
         True,
     ),
     "kernel-pumma": (
-        lambda: KernelPUMMAClassifier(lam=0.5, max_epochs=3, block_size=8, output="last"),
+        lambda: KernelPUMMAClassifier(lam=0.5, max_iter=3, block_size=8, output="last"),
         True,
     ),
 }
 #: checkpoints made mid-fit, resumed on the data they were made for
 CHECKPOINTS = {
     "alma": lambda: ALMAClassifier(
-        n_epochs=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
+        max_iter=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
     ),
     "pumma": lambda: PUMMAClassifier(
-        p=3.0, lam=0.5, max_epochs=4, shuffle=True, random_state=1, output="last"
+        p=3.0, lam=0.5, max_iter=4, shuffle=True, random_state=1, output="last"
     ),
     "margin-perceptron": lambda: MarginPerceptronClassifier(
         max_iter=6, random_state=2, output="last", fit_intercept=False
     ),
     "kernel-romma": lambda: KernelROMMAClassifier(
-        aggressive=True, n_epochs=3, block_size=8, output="last"
+        aggressive=True, max_iter=3, block_size=8, output="last"
     ),
     "kernel-pumma": lambda: KernelPUMMAClassifier(
-        lam=0.5, max_epochs=4, block_size=8, shuffle=True, random_state=3, output="last"
+        lam=0.5, max_iter=4, block_size=8, shuffle=True, random_state=3, output="last"
     ),
 }
 

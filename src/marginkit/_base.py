@@ -8,13 +8,14 @@ epoch; it never loops over samples in Python.
 import hashlib
 import hmac
 import time
+import warnings
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils._param_validation import Hidden, Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
@@ -29,6 +30,10 @@ from ._core.arrays import answers_in_namespace, namespace, on_host, to_numpy
 from ._core.state import PNormState
 from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
 from .persistence import UntrustedFileError, trusted_type
+
+#: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
+RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
+
 
 KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
         Keep every correction (the non-zeros of the corrected instances and their
@@ -175,13 +180,56 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     _state_attr = "_states"
 
+    #: the former names of ``max_iter``: taken until marginkit 0.3, with a FutureWarning
+    _renamed = ("n_epochs",)
+
+    @property
+    def _max_iter(self):
+        """``max_iter``, or the value given under a former name."""
+        for old in self._renamed:
+            value = getattr(self, old, "deprecated")
+            if not (isinstance(value, str) and value == "deprecated"):
+                return value
+        return self.max_iter
+
+    def _warn_renamed(self):
+        for old in self._renamed:
+            value = getattr(self, old, "deprecated")
+            if not (isinstance(value, str) and value == "deprecated"):
+                warnings.warn(
+                    f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
+                    f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
+                    "while it is set).",
+                    FutureWarning,
+                    stacklevel=3,
+                )
+
+    #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
+    #: Perceptron count their own: they stop when the data no longer change the model)
+    _counts_passes = True
+
+    def _made_passes(self, n):
+        """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
+        name; 1 for partial_fit)."""
+        if self._counts_passes:
+            self.n_iter_ = int(n)
+
+    def __setstate__(self, state):
+        # a model saved before max_iter: its passes under their former name
+        state = dict(state)
+        for old in self._renamed:
+            if "max_iter" not in state and old in state:
+                state["max_iter"], state[old] = state[old], "deprecated"
+        super().__setstate__(state)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         trusted_type(cls, model=True)  # marginkit's own estimators load from files
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, callback=None, checkpoint=None, checkpoint_every=None):
-        """Train from scratch for ``n_epochs`` passes.
+        """Train from scratch for ``max_iter`` passes (PUMMA and the margin Perceptron:
+        until they converge, or at most ``max_iter``).
 
         Parameters
         ----------
@@ -207,6 +255,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        self._warn_renamed()
         if checkpoint is None:
             if checkpoint_every is not None:
                 raise ValueError("checkpoint_every needs a checkpoint path")
@@ -247,11 +296,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if every is None:
             write.flush()  # the finished state, if the last epoch's was skipped
         del self._resume
+        self._made_passes(self._max_iter)
         return self
 
     def _fresh_progress(self, X):
         """Where a resumable fit starts: the orders of every epoch, and position 0."""
-        orders = EpochOrders(X.shape[0], self.n_epochs, self.shuffle, self.random_state)
+        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
         return {"orders": orders, "epoch": 0, "pos": 0}
 
     def _train_resumable(self, X, y, callback, save, every):
@@ -282,6 +332,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        self._warn_renamed()
         self._check_streamable()
         check_classification_targets(classes)
         _check_two_classes(np.asarray(classes))
@@ -294,6 +345,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             self._initialise(data)
             self._update_counts()
             self._stream_epochs(stream, callback)
+            self._made_passes(self._max_iter)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
@@ -309,8 +361,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             )
 
     def _stream_epochs(self, stream, callback):
-        """``n_epochs`` passes over a stream, as :meth:`fit`'s epochs."""
-        for epoch in range(self.n_epochs):
+        """``max_iter`` passes over a stream, as :meth:`fit`'s epochs."""
+        for epoch in range(self._max_iter):
             self._stream_pass(stream)
             if callback is not None:
                 callback(self, epoch)
@@ -337,7 +389,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """The attributes a fit sets: those a fitted model has, and those it may have."""
         required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._state_attr}
         required |= {"n_corrections_", "n_corrections_per_class_"}
-        return required, {"feature_names_in_", "input_format_", "_resume"}
+        optional = {"feature_names_in_", "input_format_", "_resume"}
+        # n_iter_: not in models written before it
+        return required, optional | ({"n_iter_"} if self._counts_passes else set())
 
     def _check_loaded(self):
         """An :class:`~marginkit.persistence.UntrustedFileError` unless this estimator,
@@ -384,6 +438,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check.array(classes, "classes_", classes.dtype, (None,), finite=classes.dtype.kind == "f")
         _check_two_classes_loaded(classes)
         n = check.integer(self.n_features_in_, "n_features_in_", 1)
+        if self._counts_passes and "n_iter_" in vars(self):
+            check.integer(self.n_iter_, "n_iter_", 1)
         names = getattr(self, "feature_names_in_", None)
         if names is not None:
             check.array(names, "feature_names_in_", object, (n,))
@@ -424,9 +480,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check.attributes(resume, "_resume", names, self._cache_keys)
         check_fingerprint(resume["fingerprint"])
         orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
-        n = orders._check_loaded("_resume['orders']", self.n_epochs, self.shuffle, n)
-        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self.n_epochs)
-        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self.n_epochs else 0)
+        n = orders._check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)
+        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self._max_iter)
+        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self._max_iter else 0)
         return n
 
     #: the keys a checkpoint's progress may add (the kernel estimators' caches)
@@ -457,7 +513,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """One pass over ``X`` in the order given, carrying on from the current state.
 
         Any split of a stream into calls gives the same model. It is that of one
-        :meth:`fit` with ``n_epochs=1, shuffle=False`` on the whole stream, except for
+        :meth:`fit` with ``max_iter=1, shuffle=False`` on the whole stream, except for
         what a fit takes from all its data at the start: the radius of the instances
         under ``fit_intercept`` (and the margin Perceptron's schedule), a kernel's
         ``gamma="scale"``. The first call takes these from its own batch. (To stream a
@@ -546,9 +602,11 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         orders = [
-            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self.n_epochs)
+            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self._max_iter)
         ]
-        return self._passes(X, y, orders, callback)
+        self._passes(X, y, orders, callback)
+        self._made_passes(len(orders))
+        return self
 
     def _fit_by_progress(self, X, y, callback=None):
         """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
@@ -585,7 +643,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if first:
             self.classes_ = known
             self._initialise(DataSummary.of(X))
-        return self._passes(X, y, [np.arange(X.shape[0])], None)
+        self._passes(X, y, [np.arange(X.shape[0])], None)
+        self._made_passes(1)
+        return self
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise.

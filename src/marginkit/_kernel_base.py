@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import OnlineClassifier
+from ._base import RENAMED, OnlineClassifier
 from ._core import linear as L
 from ._core.arrays import Host, backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -37,7 +37,8 @@ KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, defa
 
 KERNEL_CONSTRAINTS = {
     "output": [StrOptions({"last", "avg", "voted"})],
-    "n_epochs": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "n_epochs": RENAMED,
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
     "kernel": [StrOptions(set(KERNELS)), callable],

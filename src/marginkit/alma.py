@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
+from ._base import KEEP_CORRECTIONS_DOC, RENAMED, OnlineLinearClassifier
 from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
@@ -75,9 +75,12 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         finds it "substantially more accurate" in every experiment, at no extra cost
         (docs/defaults.md); Figure 1 of the paper predicts with ``"last"``.
     {KEEP_CORRECTIONS_DOC}
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
         Passes over the training set in :meth:`fit` (the counter k carries on). The
         paper's experiments make one; five cost little and gain (docs/defaults.md).
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
         Present the examples of each epoch of :meth:`fit` in a random order.
         :meth:`partial_fit` always keeps the order given.
@@ -87,7 +90,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest p-norm
         of an instance in the first data seen (section 1 of Ishibashi, Hatano and
         Takeda, COLT 2008). The paper's ALMA has no bias: ``fit_intercept=False,
-        n_epochs=1, output="last"`` is exactly its Figure 1.
+        max_iter=1, output="last"`` is exactly its Figure 1.
     verbose : int, default=0
         Show a progress bar over epochs and binary problems.
 
@@ -130,7 +133,8 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         "C": [Interval(Real, 0, None, closed="neither")],
         "output": [StrOptions({"last", "avg", "voted"})],
         "keep_corrections": ["boolean"],
-        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_epochs": RENAMED,
         "shuffle": ["boolean"],
         "random_state": ["random_state"],
         "fit_intercept": ["boolean"],
@@ -146,11 +150,12 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         C=SQRT2,
         output="avg",
         keep_corrections=False,
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         fit_intercept=True,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.alpha = alpha
         self.p = p
@@ -158,11 +163,12 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         self.C = C
         self.output = output
         self.keep_corrections = keep_corrections
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     def _initialise(self, data):
         super()._initialise(data)
@@ -212,8 +218,11 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         from the same run, each at the cost of one kernel row per test point. The
         average by default: the paper finds it "substantially more accurate" in every
         experiment (docs/defaults.md).
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
         Passes of :meth:`fit` over the training set (the paper's MNIST runs: 1 to 3).
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`. Without it every epoch
         presents the data in the order given (shuffle the data once beforehand for the
@@ -269,7 +278,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 2))
     >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)   # a circle
-    >>> clf = KernelALMAClassifier(alpha=0.9, kernel="rbf", gamma=1.0, n_epochs=3)
+    >>> clf = KernelALMAClassifier(alpha=0.9, kernel="rbf", gamma=1.0, max_iter=3)
     >>> clf.fit(X, y).score(X, y) > 0.9
     True
     """
@@ -288,7 +297,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         B=None,
         C=SQRT2,
         output="avg",
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         kernel="rbf",
@@ -298,12 +307,13 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         block_size=256,
         cache_size=200,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.alpha = alpha
         self.B = B
         self.C = C
         self.output = output
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.kernel = kernel
@@ -313,6 +323,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     _normalising_rule = True
 

@@ -13,7 +13,7 @@ Examples
 >>> rng = np.random.default_rng(0)
 >>> X = rng.normal(size=(1000, 4))
 >>> y = (X[:, 0] > 0).astype(int)
->>> clf = ALMAClassifier(fit_intercept=True, n_epochs=3).fit(X, y)
+>>> clf = ALMAClassifier(fit_intercept=True, max_iter=3).fit(X, y)
 >>> labels = predict(clf, da.from_array(X, chunks=250))
 >>> bool((labels.compute() == clf.predict(X)).all())
 True

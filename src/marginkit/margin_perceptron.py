@@ -97,6 +97,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
+    _renamed = ()  # max_iter from the start
+    _counts_passes = False  # n_iter_: the epochs of each problem's schedule
+
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],

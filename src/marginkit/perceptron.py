@@ -4,14 +4,15 @@ from numbers import Integral
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import KEEP_CORRECTIONS_DOC, OnlineLinearClassifier
+from ._base import KEEP_CORRECTIONS_DOC, RENAMED, OnlineLinearClassifier
 from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 
 LINEAR_CONSTRAINTS = {
     "output": [StrOptions({"last", "avg", "voted"})],
     "keep_corrections": ["boolean"],
-    "n_epochs": [Interval(Integral, 1, None, closed="left")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "n_epochs": RENAMED,
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
     "fit_intercept": ["boolean"],
@@ -39,15 +40,18 @@ class PerceptronClassifier(OnlineLinearClassifier):
         The average by default (docs/defaults.md); Rosenblatt's Perceptron predicts
         with ``"last"``.
     {KEEP_CORRECTIONS_DOC}
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
         Passes of :meth:`fit` over the training set.
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`.
     random_state : int, RandomState instance or None, default=None
         Seed of the shuffling.
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest 2-norm
-        of an instance in the first data seen. ``fit_intercept=False, n_epochs=1,
+        of an instance in the first data seen. ``fit_intercept=False, max_iter=1,
         output="last"`` is the Perceptron of Gentile's comparisons.
     verbose : int, default=0
         A progress bar over epochs and binary problems.
@@ -72,7 +76,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
     >>> from marginkit import PerceptronClassifier
     >>> X = np.array([[1.0, 2.0], [2.0, 0.5], [-1.0, -1.5], [-2.0, 0.0]])
     >>> y = np.array([1, 1, 0, 0])
-    >>> clf = PerceptronClassifier(output="voted", n_epochs=3).fit(X, y)
+    >>> clf = PerceptronClassifier(output="voted", max_iter=3).fit(X, y)
     >>> clf.predict(X)
     array([1, 1, 0, 0])
     """
@@ -84,19 +88,21 @@ class PerceptronClassifier(OnlineLinearClassifier):
         *,
         output="avg",
         keep_corrections=False,
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         fit_intercept=True,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.output = output
         self.keep_corrections = keep_corrections
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     def _rule_args(self):
         return L.RULE_PERCEPTRON, 0.0, 0.0, 0.0, 0.0
@@ -118,7 +124,10 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
@@ -145,7 +154,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2))
     >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
-    >>> clf = KernelPerceptronClassifier(kernel="poly", degree=2, gamma=1.0, n_epochs=5)
+    >>> clf = KernelPerceptronClassifier(kernel="poly", degree=2, gamma=1.0, max_iter=5)
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
@@ -156,7 +165,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self,
         *,
         output="avg",
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         kernel="rbf",
@@ -167,9 +176,10 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         block_size=256,
         cache_size=200,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.output = output
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.kernel = kernel
@@ -180,6 +190,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     def _rule_args(self):
         return L.RULE_PERCEPTRON, 0.0, 0.0, 0.0

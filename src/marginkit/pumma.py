@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._base import (
     KEEP_CORRECTIONS_DOC,
+    RENAMED,
     OnlineLinearClassifier,
     _Batch,
     check_epoch_loop,
@@ -123,6 +124,15 @@ class _Streaming:
                 "(the hard margin) to learn a stream"
             )
 
+    _renamed = ("max_epochs",)
+    _counts_passes = False
+
+    @property
+    def n_iter_(self):
+        """Epochs made (scikit-learn's name of ``n_epochs_``)."""
+        check_is_fitted(self, "n_epochs_")
+        return self.n_epochs_
+
     def _n_changes(self):
         return self.n_updates_ + self.n_conflicts_
 
@@ -144,8 +154,8 @@ class _Streaming:
 
     def _stream_epochs(self, stream, callback):
         done = False
-        with self._progress(self.max_epochs, "epoch") as bar:
-            while not done and self.n_epochs_ < self.max_epochs:
+        with self._progress(self._max_iter, "epoch") as bar:
+            while not done and self.n_epochs_ < self._max_iter:
                 epochs = self.n_epochs_
                 done = self._stream_pass(stream) == 0
                 self.n_epochs_ = epochs + 1  # partial passes count chunks
@@ -202,9 +212,12 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         on data that are not separable. With ``lam > 0`` any labelled data are
         separable in the augmented space, so training converges; 1 is the COLT 2008
         real-data setting and the default (docs/defaults.md).
-    max_epochs : int >= 1, default=1000
+    max_iter : int >= 1, default=1000
         :meth:`fit` passes over the data until an epoch makes no update, or this many.
         A :class:`~sklearn.exceptions.ConvergenceWarning` says when they ran out.
+    max_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     output : {{"last", "avg", "voted"}}, default="avg"
         The final hyperplane, the average ``sum_k c_k (w_k, b_k)`` or the vote
         ``sum_k c_k sign(w_k . x + b_k)`` (``c_k``: trials hypothesis k survived); all
@@ -258,7 +271,8 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         "p": [Interval(Real, 1, None, closed="neither"), StrOptions({"log"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "lam": [Interval(Real, 0, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": RENAMED,
         "output": [StrOptions({"last", "avg", "voted"})],
         "keep_corrections": ["boolean"],
         "shuffle": ["boolean"],
@@ -278,22 +292,24 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         p=2.0,
         delta=0.1,
         lam=1.0,
-        max_epochs=1000,
+        max_iter=1000,
         output="avg",
         keep_corrections=False,
         shuffle=False,
         random_state=None,
         verbose=0,
+        max_epochs="deprecated",
     ):
         self.p = p
         self.delta = delta
         self.lam = lam
-        self.max_epochs = max_epochs
+        self.max_iter = max_iter
         self.output = output
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state
         self.verbose = verbose
+        self.max_epochs = max_epochs
 
     def _resolve_p(self, d):
         if self.p == "log":
@@ -535,8 +551,11 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     lam : float >= 0, default=1.0
         The 2-norm soft margin; 0 is the hard margin (see
         :class:`~marginkit.PUMMAClassifier`; docs/defaults.md).
-    max_epochs : int >= 1, default=1000
+    max_iter : int >= 1, default=1000
         :meth:`fit` passes over the data until an epoch makes no update, or this many.
+    max_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     output : {{"last", "avg", "voted"}}, default="avg"
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
@@ -583,8 +602,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     _parameter_constraints: dict = {
         "delta": [Interval(Real, 0, 1, closed="left")],
         "lam": [Interval(Real, 0, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k != "n_epochs"},
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": RENAMED,
+        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "n_epochs")},
         "normalize": ["boolean"],
     }
 
@@ -593,7 +613,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         *,
         delta=0.1,
         lam=1.0,
-        max_epochs=1000,
+        max_iter=1000,
         output="avg",
         shuffle=False,
         random_state=None,
@@ -605,10 +625,11 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         block_size=256,
         cache_size=200,
         verbose=0,
+        max_epochs="deprecated",
     ):
         self.delta = delta
         self.lam = lam
-        self.max_epochs = max_epochs
+        self.max_iter = max_iter
         self.output = output
         self.shuffle = shuffle
         self.random_state = random_state
@@ -620,6 +641,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
+        self.max_epochs = max_epochs
 
     def _rule_args(self):
         return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
@@ -670,7 +692,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _fresh_progress(self, X):
         n, C = X.shape[0], self._n_problems
-        cache = self.max_epochs > 1 and n * (C + 1) * 8 <= self.cache_size * 2**20
+        cache = self._max_iter > 1 and n * (C + 1) * 8 <= self.cache_size * 2**20
         self._kstate.new_data()
         return {
             "rng": check_random_state(self.random_state),
@@ -770,16 +792,16 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
 
 def _epochs_until_quiet(est, n, step, save, run_chunk):
-    """PUMMA's epochs: until one makes no update (or ``max_epochs``), from ``est._resume``.
+    """PUMMA's epochs: until one makes no update (or ``max_iter``), from ``est._resume``.
 
     ``run_chunk(order, lo, hi)`` trains on ``order[lo:hi]`` and returns the updates and
     conflicts it made; with ``save``, a checkpoint follows every ``step`` trials and every
     epoch.
     """
     r = est._resume
-    with est._progress(est.max_epochs, "epoch") as bar:
+    with est._progress(est._max_iter, "epoch") as bar:
         # every one-vs-rest problem sees the same epochs, until none updates
-        while not r["done"] and est.n_epochs_ < est.max_epochs:
+        while not r["done"] and est.n_epochs_ < est._max_iter:
             if r["pos"] == 0:  # a new epoch
                 r["order"] = r["rng"].permutation(n) if est.shuffle else np.arange(n)
                 r["changes"] = 0
@@ -799,14 +821,14 @@ def _epochs_until_quiet(est, n, step, save, run_chunk):
             if save is not None:
                 est._update_counts()
                 save()
-        ended_early(bar, est.max_epochs - est.n_epochs_)
+        ended_early(bar, est._max_iter - est.n_epochs_)
 
 
 def _warn_not_converged(est):
     warnings.warn(
-        f"{type(est).__name__} did not converge within max_epochs={est.max_epochs} epochs: "
+        f"{type(est).__name__} did not converge within max_iter={est._max_iter} epochs: "
         f"an epoch still made updates. The data may not be separable (lam={est.lam}); a "
-        "soft margin lam > 0 makes any data separable. Increase max_epochs or lam.",
+        "soft margin lam > 0 makes any data separable. Increase max_iter or lam.",
         ConvergenceWarning,
         stacklevel=4,
     )

@@ -37,14 +37,17 @@ class ROMMAClassifier(OnlineLinearClassifier):
         from one run. The average by default (docs/defaults.md); the paper's ROMMA
         predicts with ``"last"``.
     {KEEP_CORRECTIONS_DOC}
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
         Passes of :meth:`fit` over the training set (the paper's experiments: one).
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)`` (section 1 of
         Ishibashi, Hatano and Takeda, COLT 2008), R the largest 2-norm of an instance in
-        the first data seen. ``fit_intercept=False, n_epochs=1, output="last"`` is the
+        the first data seen. ``fit_intercept=False, max_iter=1, output="last"`` is the
         published ROMMA.
     verbose : int, default=0
 
@@ -66,7 +69,7 @@ class ROMMAClassifier(OnlineLinearClassifier):
     >>> from marginkit import ROMMAClassifier
     >>> X = np.array([[2.0, 1.0], [1.0, 3.0], [-1.0, -2.0], [-3.0, -1.0]])
     >>> y = np.array([1, 1, -1, -1])
-    >>> clf = ROMMAClassifier(aggressive=True, n_epochs=5, output="last").fit(X, y)
+    >>> clf = ROMMAClassifier(aggressive=True, max_iter=5, output="last").fit(X, y)
     >>> bool(np.all(y * clf.decision_function(X) >= 1 - 1e-12))
     True
     """
@@ -79,20 +82,22 @@ class ROMMAClassifier(OnlineLinearClassifier):
         aggressive=False,
         output="avg",
         keep_corrections=False,
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         fit_intercept=True,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.aggressive = aggressive
         self.output = output
         self.keep_corrections = keep_corrections
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     def _rule_args(self):
         rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
@@ -117,7 +122,10 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
-    n_epochs : int >= 1, default=5
+    max_iter : int >= 1, default=5
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3.
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
@@ -144,7 +152,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2))
     >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
-    >>> clf = KernelROMMAClassifier(aggressive=True, kernel="rbf", gamma=1.0, n_epochs=3)
+    >>> clf = KernelROMMAClassifier(aggressive=True, kernel="rbf", gamma=1.0, max_iter=3)
     >>> clf.fit(X, y).score(X, y) > 0.95
     True
     """
@@ -160,7 +168,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         *,
         aggressive=False,
         output="avg",
-        n_epochs=5,
+        max_iter=5,
         shuffle=False,
         random_state=None,
         kernel="rbf",
@@ -171,10 +179,11 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         block_size=256,
         cache_size=200,
         verbose=0,
+        n_epochs="deprecated",
     ):
         self.aggressive = aggressive
         self.output = output
-        self.n_epochs = n_epochs
+        self.max_iter = max_iter
         self.shuffle = shuffle
         self.random_state = random_state
         self.kernel = kernel
@@ -185,6 +194,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         self.block_size = block_size
         self.cache_size = cache_size
         self.verbose = verbose
+        self.n_epochs = n_epochs
 
     def _rule_args(self):
         rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA

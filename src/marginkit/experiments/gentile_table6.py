@@ -205,7 +205,7 @@ def run_cell(cell: Cell, cache: LastValueCache) -> dict:
         B=q["B"],
         C=q["C"],
         output="last",
-        n_epochs=1,
+        max_iter=1,
         shuffle=False,
         fit_intercept=False,
     )
