@@ -183,26 +183,31 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     #: the former names of ``max_iter``: taken until marginkit 0.3, with a FutureWarning
     _renamed = ("n_epochs",)
 
+    def _former_name(self):
+        """``(name, value)`` of passes given under a former name of ``max_iter``, or None."""
+        for old in self._renamed:
+            value = getattr(self, old, "deprecated")
+            if not (isinstance(value, str) and value == "deprecated"):
+                return old, value
+        return None
+
     @property
     def _max_iter(self):
         """``max_iter``, or the value given under a former name."""
-        for old in self._renamed:
-            value = getattr(self, old, "deprecated")
-            if not (isinstance(value, str) and value == "deprecated"):
-                return value
-        return self.max_iter
+        former = self._former_name()
+        return self.max_iter if former is None else former[1]
 
     def _warn_renamed(self):
-        for old in self._renamed:
-            value = getattr(self, old, "deprecated")
-            if not (isinstance(value, str) and value == "deprecated"):
-                warnings.warn(
-                    f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
-                    f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
-                    "while it is set).",
-                    FutureWarning,
-                    stacklevel=3,
-                )
+        former = self._former_name()
+        if former is not None:
+            old, value = former
+            warnings.warn(
+                f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
+                f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
+                "while it is set).",
+                FutureWarning,
+                stacklevel=3,
+            )
 
     #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
     #: Perceptron count their own: they stop when the data no longer change the model)
@@ -652,7 +657,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
         Under array API dispatch, labels of a numeric type come back in the namespace
         and on the device of ``X``, as its decision values do."""
-        scores = self.decision_function(X)
+        return self._labels(self.decision_function(X))
+
+    def _labels(self, scores):
+        """The labels of decision values (in their namespace when numeric)."""
         xp, device = namespace(scores)
         if xp is None:
             if scores.ndim == 1:

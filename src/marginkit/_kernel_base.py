@@ -294,7 +294,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     def predict(self, X):
         check_is_fitted(self, "_kstate")
         self._same_namespace(X, "predict")
-        return super().predict(X)
+        return self._labels(self._scores(X))
 
     predict.__doc__ = OnlineClassifier.predict.__doc__
 
@@ -317,6 +317,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         """
         check_is_fitted(self, "_kstate")
         self._same_namespace(X, "decision_function")
+        return self._scores(X)
+
+    def _scores(self, X):
+        """The values of :meth:`decision_function` (the caller checked the namespace of X)."""
         self._validate_params()
         X = self._validate_X(X, reset=False)
         data = self._instances(X)
