@@ -24,6 +24,16 @@ def shared_data():
     return SHARED_DATA
 
 
+def one_error_line(err):
+    """The one line a command-line mistake prints (``marginkit: error: ...``), checked
+    to be alone and without a traceback."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("marginkit: error: ")
+    assert "Traceback" not in err
+    return lines[0]
+
+
 def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
     """Small overlapping Gaussian classes; optionally sparsified (CSR)."""
     import scipy.sparse as sp

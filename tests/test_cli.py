@@ -5,17 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import one_error_line
 
 from marginkit import __version__
 from marginkit.cli import main
-
-
-def _one_error_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("marginkit: error: ")
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_version(capsys):
@@ -86,7 +79,7 @@ def test_user_errors_exit_2_with_one_line(argv, message, capsys):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert message in _one_error_line(captured.err)
+    assert message in one_error_line(captured.err)
 
 
 def test_unwritable_output_is_one_line_and_exit_2_before_any_cell(tmp_path, capsys):
@@ -94,7 +87,7 @@ def test_unwritable_output_is_one_line_and_exit_2_before_any_cell(tmp_path, caps
     blocker.write_text("")
     argv = ["reproduce", "gentile-table6", "--quick", "--quiet", "--out", str(blocker / "x")]
     assert main(argv) == 2
-    assert "cannot write the results" in _one_error_line(capsys.readouterr().err)
+    assert "cannot write the results" in one_error_line(capsys.readouterr().err)
 
 
 def test_subprocess_unknown_experiment_and_version():
@@ -104,7 +97,7 @@ def test_subprocess_unknown_experiment_and_version():
     )
     assert bad.returncode == 2
     assert bad.stdout == ""
-    assert "unknown experiment 'nope'" in _one_error_line(bad.stderr)
+    assert "unknown experiment 'nope'" in one_error_line(bad.stderr)
     ok = subprocess.run(
         [*cmd, "--version"], capture_output=True, text=True, timeout=120, check=False
     )
@@ -136,7 +129,7 @@ def test_missing_data_dir_is_one_line_and_exit_2(name, missing, tmp_path, capsys
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    line = _one_error_line(captured.err)
+    line = one_error_line(captured.err)
     assert missing in line and str(tmp_path / "nowhere") in line
     assert not (tmp_path / "out").exists()
 
@@ -162,7 +155,7 @@ def test_kernel_option_errors_exit_2_with_one_line(argv, message, capsys):
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert message in _one_error_line(captured.err)
+    assert message in one_error_line(captured.err)
 
 
 def test_reproduce_usps_with_options(shared_data, tmp_path, capsys):
@@ -189,7 +182,7 @@ def test_reproduce_plot_path(tmp_path, capsys):
     assert drawn == ["art-margin.png", "art-updates.png"]
     capsys.readouterr()
     assert main(["reproduce", "gentile-table6", "--quick", "--plot", str(png)]) == 2
-    assert "--plot does not apply to gentile-table6" in _one_error_line(capsys.readouterr().err)
+    assert "--plot does not apply to gentile-table6" in one_error_line(capsys.readouterr().err)
 
 
 def test_kernel_experiment_draws_its_curves(shared_data, tmp_path):

@@ -4,19 +4,12 @@ import json
 
 import numpy as np
 import pytest
+from conftest import one_error_line
 from sklearn.datasets import dump_svmlight_file
 
 import marginkit
 from marginkit.cli import main
 from marginkit.tasks import ESTIMATORS, evaluate, make_estimator, parse_param, read_data
-
-
-def _one_error_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("marginkit: error: ")
-    assert "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -125,7 +118,7 @@ def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
     bad.write_text("this is not svmlight\n")
     names = {**{k: str(v) for k, v in paths.items()}, "missing": "nope.svm", "bad": str(bad)}
     assert main([a.format(**names) for a in argv]) == 2
-    assert message in _one_error_line(capsys.readouterr().err)
+    assert message in one_error_line(capsys.readouterr().err)
 
 
 def test_parse_param():
@@ -178,7 +171,7 @@ def test_train_with_a_checkpoint_resumes(files, capsys):
     np.testing.assert_array_equal(again.decision_function(X), first.decision_function(X))
     capsys.readouterr()
     assert main([*args, "--checkpoint-every", "5"]) == 2
-    assert "checkpoint_every needs a checkpoint path" in _one_error_line(capsys.readouterr().err)
+    assert "checkpoint_every needs a checkpoint path" in one_error_line(capsys.readouterr().err)
 
 
 def _wrong_width(schema, members):
@@ -209,4 +202,4 @@ def test_a_crafted_model_is_one_line_and_exit_2(files, tmp_path, capsys, change,
         edit(paths["model"], crafted, change, prune=False)
     capsys.readouterr()
     assert main([command, str(crafted), str(paths["test"])]) == 2
-    _one_error_line(capsys.readouterr().err)
+    one_error_line(capsys.readouterr().err)

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import one_error_line
 from sklearn.datasets import dump_svmlight_file
 
 import marginkit
@@ -13,13 +14,6 @@ from marginkit._files import atomic_write, prepare_output
 from marginkit.cli import main
 from marginkit.plotting import output_margins
 from marginkit.tasks import read_data
-
-
-def _one_error_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("marginkit: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -51,7 +45,7 @@ def test_train_refuses_an_unwritable_model_path_before_training(data, where, cap
     tmp, train, _, blocker = data
     model = blocker / "m.skops" if where == "under-a-file" else tmp
     assert _train(train, model) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "cannot write the model to" in line and str(model) in line
     assert ".tmp" not in line and "trained" not in line
 
@@ -59,7 +53,7 @@ def test_train_refuses_an_unwritable_model_path_before_training(data, where, cap
 def test_train_refuses_an_unwritable_checkpoint_before_training(data, capsys):
     tmp, train, _, blocker = data
     assert _train(train, tmp / "m.skops", "--checkpoint", str(blocker / "c.skops")) == 2
-    assert "cannot write the checkpoint" in _one_error_line(capsys.readouterr().err)
+    assert "cannot write the checkpoint" in one_error_line(capsys.readouterr().err)
     assert not (tmp / "m.skops").exists()
 
 
@@ -82,7 +76,7 @@ def test_predict_checks_its_output_first(data, capsys):
     # the output is refused before the model is even read
     argv = ["predict", str(tmp / "missing.skops"), str(test), "--out", str(blocker / "x")]
     assert main(argv) == 2
-    assert "cannot write the labels" in _one_error_line(capsys.readouterr().err)
+    assert "cannot write the labels" in one_error_line(capsys.readouterr().err)
 
 
 def test_evaluate_checks_its_plot_first(data, capsys):
@@ -90,7 +84,7 @@ def test_evaluate_checks_its_plot_first(data, capsys):
     model = tmp / "m.skops"
     assert _train(train, model, "--quiet") == 0
     assert main(["evaluate", str(model), str(test), "--plot", str(blocker / "p.png")]) == 2
-    assert "cannot write the plot" in _one_error_line(capsys.readouterr().err)
+    assert "cannot write the plot" in one_error_line(capsys.readouterr().err)
 
 
 def test_reproduce_checks_its_figures_first(tmp_path, capsys):
@@ -99,7 +93,7 @@ def test_reproduce_checks_its_figures_first(tmp_path, capsys):
     out = tmp_path / "res" / "artificial"
     argv = ["reproduce", "pumma-artificial", "--quick", "--quiet", "--out", str(out)]
     assert main([*argv, "--plot", str(blocker / "fig")]) == 2
-    assert "cannot write the figures" in _one_error_line(capsys.readouterr().err)
+    assert "cannot write the figures" in one_error_line(capsys.readouterr().err)
     assert not out.with_suffix(".json").exists()  # no cell ran
 
 
@@ -110,7 +104,7 @@ def test_evaluate_refuses_a_file_of_labels_only(data, capsys):
     labels = tmp / "labels.txt"
     assert main(["predict", str(model), str(test), "--out", str(labels)]) == 0
     assert main(["evaluate", str(model), str(labels)]) == 2
-    assert "no example has a feature" in _one_error_line(capsys.readouterr().err)
+    assert "no example has a feature" in one_error_line(capsys.readouterr().err)
 
 
 def test_evaluate_reports_margins_on_the_scale_of_its_plot(data, capsys):

@@ -4,19 +4,13 @@ a one-line error."""
 
 import numpy as np
 import pytest
+from conftest import one_error_line
 from sklearn.datasets import dump_svmlight_file
 
 import marginkit
 from marginkit import ALMAClassifier, tasks
 from marginkit.cli import main
 from marginkit.tasks import evaluate, predict, read_data, train
-
-
-def _one_error_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("marginkit: error: ") and "Traceback" not in err
-    return lines[0]
 
 
 @pytest.fixture
@@ -104,7 +98,7 @@ def test_csv_files_that_do_not_fit_the_model(data, capsys):
     with pytest.raises(ValueError, match="label_column=7 is out of range for rows of 6 values"):
         evaluate(model, folder / "train.csv", label_column=7)
     assert main(["evaluate", str(model), str(folder / "wide.csv")]) == 2
-    assert "rows of 10 values" in _one_error_line(capsys.readouterr().err)
+    assert "rows of 10 values" in one_error_line(capsys.readouterr().err)
 
 
 def test_an_absurd_index_is_one_line(data, capsys, monkeypatch):
@@ -115,16 +109,16 @@ def test_an_absurd_index_is_one_line(data, capsys, monkeypatch):
     (folder / "far.svm").write_text("1 1:1\n-1 2000000000:1\n")
     for command in ("predict", "evaluate"):
         assert main([command, str(model), str(folder / "far.svm")]) == 2
-        line = _one_error_line(capsys.readouterr().err)
+        line = one_error_line(capsys.readouterr().err)
         assert "line 2: feature index 2000000000 is beyond n_features=5" in line
         assert "the model takes 5 features" in line
     (folder / "huge.svm").write_text("1 1:1\n-1 1000000000000:1\n")
     argv = ["train", str(folder / "huge.svm"), "--estimator", "alma", "--model", str(model)]
     assert main(argv) == 2
-    line = _one_error_line(capsys.readouterr().err)
+    line = one_error_line(capsys.readouterr().err)
     assert "1000000000000 features (the largest index in the file)" in line
     assert main([*argv, "--chunk-size", "1"]) == 2
-    assert "a model that wide needs about" in _one_error_line(capsys.readouterr().err)
+    assert "a model that wide needs about" in one_error_line(capsys.readouterr().err)
     # 2e9 features fit a machine with more memory than this one says it has
     monkeypatch.setattr(tasks, "_physical_memory", lambda: 2**30)
     with pytest.raises(ValueError, match="2000000000 features .*more than this machine's 1 GiB"):
@@ -141,7 +135,7 @@ def test_running_out_of_memory_while_training_is_one_line(data, monkeypatch, cap
     monkeypatch.setattr(ALMAClassifier, "fit", fit)
     argv = ["train", str(folder / "train.svm"), "--estimator", "alma"]
     assert main([*argv, "--model", str(folder / "m.skops")]) == 2
-    assert "out of memory training alma on 5 features" in _one_error_line(capsys.readouterr().err)
+    assert "out of memory training alma on 5 features" in one_error_line(capsys.readouterr().err)
 
 
 def test_read_data_options_and_errors(data):
