@@ -250,7 +250,7 @@ def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatc
     path = tmp_path / "c.skops"
 
     def make():
-        return ALMAClassifier(alpha=0.9, max_iter=40, output="last", fit_intercept=False)
+        return ALMAClassifier(alpha=0.9, max_iter=40, tol=None, output="last", fit_intercept=False)
 
     make().fit(X, y, checkpoint=path)
     assert 1 <= len(calls) <= 5

@@ -49,7 +49,7 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
     want = {o: ref_scores(X_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = KernelALMAClassifier(
-            kernel=kernel, alpha=alpha, max_iter=n_epochs, block_size=block_size, **kw
+            kernel=kernel, alpha=alpha, max_iter=n_epochs, tol=None, block_size=block_size, **kw
         ).fit(X, y)
         assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
         for output in ["last", "avg", "voted"]:

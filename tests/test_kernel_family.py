@@ -54,7 +54,13 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(
-            kernel=kernel, max_iter=3, block_size=block_size, normalize=normalize, **params, **kw
+            kernel=kernel,
+            max_iter=3,
+            tol=None,
+            block_size=block_size,
+            normalize=normalize,
+            **params,
+            **kw,
         ).fit(X, y)
         assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
         for output in ["last", "avg", "voted"]:
@@ -68,12 +74,17 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
 def test_aggressive_romma_forgets_and_stays_exact():
     X, y = varied_norms(80, 3, 2, seed=5)
     clf = KernelROMMAClassifier(
-        aggressive=True, kernel="linear", max_iter=3, block_size=16, output="last"
+        aggressive=True, kernel="linear", max_iter=3, tol=None, block_size=16, output="last"
     )
     clf.fit(X, y)
     assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
     linear = ROMMAClassifier(
-        aggressive=True, max_iter=3, keep_corrections=True, output="last", fit_intercept=False
+        aggressive=True,
+        max_iter=3,
+        tol=None,
+        keep_corrections=True,
+        output="last",
+        fit_intercept=False,
     ).fit(X, y)
     assert clf.n_corrections_ == linear.n_corrections_
     for output in ["last", "avg", "voted"]:

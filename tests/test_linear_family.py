@@ -55,7 +55,7 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
     if sparse:
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
     runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, max_iter=3, **ref_params)
-    clf = cls(max_iter=3, fit_intercept=fit_intercept, keep_corrections=True, **params)
+    clf = cls(max_iter=3, tol=None, fit_intercept=fit_intercept, keep_corrections=True, **params)
     clf.fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_trials_ == sum(runs[0][1])
@@ -113,7 +113,7 @@ def test_romma_bound_and_aggressive_margin(aggressive):
     X, y = separable(n=300, d=5, margin=gamma, seed=1)
     R = np.linalg.norm(X, axis=1).max()
     clf = ROMMAClassifier(
-        aggressive=aggressive, max_iter=50, output="last", fit_intercept=False
+        aggressive=aggressive, max_iter=50, tol=None, output="last", fit_intercept=False
     ).fit(X, y)
     assert clf.score(X, y) == 1.0
     w = clf.coef_[0]

@@ -105,7 +105,7 @@ def test_stream_a_file_three_times_the_memory_cap(tmp_path):
     # one streamed pass over the copies = n_epochs = copies passes over the prefix
     Xp, yp = read_data(prefix)
     whole = ALMAClassifier(
-        alpha=0.9, max_iter=report["copies"], output="last", fit_intercept=False
+        alpha=0.9, max_iter=report["copies"], tol=None, output="last", fit_intercept=False
     ).fit(Xp, yp)
     assert report["n_corrections"] == whole.n_corrections_
     np.testing.assert_array_equal(np.load(coef), whole.coef_)

@@ -269,6 +269,8 @@ def test_checkpoint_of_fewer_rows_with_a_forged_fingerprint_is_refused(tmp_path,
         ("ckpt-kpumma", ("_kstate", "pos_row"), r"_kstate.pos_row holds 40, outside \[-1, 40\)"),
         ("ckpt-pumma", ("_resume", "order"), r"must be an order of the 40 rows"),
         ("ckpt-pumma", ("_states", 0, "pi"), r"pi \(row of x\+\) must be <= 39, got 40"),
+        ("ckpt-alma", ("_resume", "fewest"), r"fewest'\] must hold counts of corrections"),
+        ("ckpt-kromma", ("_resume", "at_start"), r"at_start'\] holds -1, outside"),
     ],
 )
 def test_checkpoint_progress_is_checked_against_itself(files, tmp_path, name, path, match):
@@ -281,6 +283,8 @@ def test_checkpoint_progress_is_checked_against_itself(files, tmp_path, name, pa
             a[0] = 40
         elif path[-1] == "cache_seen":
             a[0] = 100000
+        elif path[-1] in ("fewest", "at_start"):
+            a[0] = -1
         else:
             a[0] = a[1]
         set_array(schema, members, full, a)

@@ -9,11 +9,12 @@ import hashlib
 import hmac
 import time
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Hidden, Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import (
@@ -34,6 +35,22 @@ from .persistence import UntrustedFileError, trusted_type
 #: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
 RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
 
+
+#: ``tol``: when fit's passes end (see ``OnlineClassifier._pass_ends``)
+TOL = [Interval(Real, 0, None, closed="left"), None]
+
+PASSES_DOC = """tol : float >= 0 or None, default=1e-3
+        When :meth:`fit` stops before ``max_iter`` passes: after a pass in which no
+        one-vs-rest problem made fewer corrections than in its best earlier pass by more
+        than ``tol * n_samples`` (the data no longer change how well the model fits them,
+        scikit-learn's rule for its ``Perceptron``), or made no correction at all (the
+        hypothesis can no longer change). When ``max_iter`` passes end while the
+        corrections still fell, a :class:`~sklearn.exceptions.ConvergenceWarning` says
+        so. None makes every one of the ``max_iter`` passes, without the warning, as
+        the papers' runs do.
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3."""
 
 KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
         Keep every correction (the non-zeros of the corrected instances and their
@@ -108,17 +125,21 @@ class EpochOrders:
     checkpoint stores the generator's state at the start of the fit, a few kilobytes,
     instead of ``n_epochs x n`` indices. Epochs are asked for in increasing order.
     ``random_state`` is advanced past all the permutations at once, as a fit that made
-    them at the start would leave it.
+    them at the start would leave it. An int seeds a generator of the fit's own; None
+    draws that seed from numpy's global generator, so that each fit shuffles anew.
     """
 
     def __init__(self, n, n_epochs, shuffle, random_state):
         self.n, self.n_epochs, self.shuffle = int(n), int(n_epochs), bool(shuffle)
         self.start = None
         if self.shuffle:
+            if random_state is None:
+                random_state = int(check_random_state(None).randint(np.iinfo(np.int32).max))
             rng = check_random_state(random_state)
             self.start = rng.get_state()[1:]  # the Mersenne Twister's keys and position
-            for _ in range(self.n_epochs):
-                rng.permutation(self.n)
+            if isinstance(random_state, np.random.RandomState):
+                for _ in range(self.n_epochs):
+                    rng.permutation(self.n)
         self._rng, self._made, self._last = None, 0, None
 
     def __len__(self):
@@ -219,9 +240,82 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if self._counts_passes:
             self.n_iter_ = int(n)
 
+    # -- when the passes of fit end (tol) ------------------------------------------
+    #: the keys of a fit's progress that ``tol`` decides on (``_fresh_passes``)
+    _pass_keys = ("at_start", "fewest", "improving", "ended")
+
+    def _fresh_passes(self):
+        """How a fit's passes went, for ``tol``: each problem's corrections when the
+        current pass began, the fewest any finished pass made, whether the last one still
+        made fewer by more than ``tol * n``, and whether the passes ended."""
+        return {
+            "at_start": self._problem_corrections(),
+            "fewest": np.full(self._n_problems, np.inf),
+            "improving": True,
+            "ended": False,
+        }
+
+    def _pass_ends(self, r, n):
+        """Record a finished pass over ``n`` rows in ``r``; whether the passes end there."""
+        counts = self._problem_corrections()
+        made = counts - r["at_start"]
+        tol = getattr(self, "tol", None)
+        margin = 0.0 if tol is None else tol * n
+        r["improving"] = bool(np.any(made < r["fewest"] - margin)) and bool(made.any())
+        r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
+        r["ended"] = tol is not None and not r["improving"]
+        return r["ended"]
+
+    def _end_of_passes(self, r):
+        """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
+        while they still improved."""
+        self._made_passes(r["epoch"])
+        if getattr(self, "tol", None) is not None and r["epoch"] == self._max_iter > 1:
+            if r["improving"]:
+                warnings.warn(
+                    f"{type(self).__name__}: the corrections still fell in the last of "
+                    f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
+                    "passes may fit the data better. Increase max_iter, or set tol=None to "
+                    "make max_iter passes without this check.",
+                    ConvergenceWarning,
+                    stacklevel=5,
+                )
+
+    def _progress_of(self, resume):
+        """The progress passes go on from: a checkpoint's, or a fresh one."""
+        return resume if resume is not None else {"epoch": 0, "pos": 0, **self._fresh_passes()}
+
+    @staticmethod
+    def _epochs(r, n_epochs):
+        """``(epoch, first position)`` of each epoch still to make from progress ``r``."""
+        while r["epoch"] < n_epochs and not r["ended"]:
+            yield r["epoch"], r["pos"]
+
+    def _reached(self, r, epoch, pos, n):
+        """Progress ``r`` reached row ``pos`` of ``n`` in ``epoch``; at a pass's end, the
+        next one (or the end of the passes, by ``tol``)."""
+        if pos < n:
+            r["epoch"], r["pos"] = epoch, pos
+        else:
+            self._pass_ends(r, n)
+            r["epoch"], r["pos"] = epoch + 1, 0
+
+    def _check_passes(self, r):
+        """The ``tol`` record of a loaded checkpoint's progress."""
+        C = self._n_problems
+        check.array(r["at_start"], "_resume['at_start']", np.int64, (C,), within=(0, 2**62))
+        fewest = check.array(r["fewest"], "_resume['fewest']", np.float64, (C,))
+        if np.any(np.isnan(fewest) | (fewest < 0)):
+            check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
+        check.flag(r["improving"], "_resume['improving']")
+        check.flag(r["ended"], "_resume['ended']")
+
     def __setstate__(self, state):
         # a model saved before max_iter: its passes under their former name
         state = dict(state)
+        # a model saved before tol made its max_iter passes
+        if "tol" in self._get_param_names() and "tol" not in state:
+            state["tol"] = None
         for old in self._renamed:
             if "max_iter" not in state and old in state:
                 state["max_iter"], state[old] = state[old], "deprecated"
@@ -300,14 +394,15 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._train_resumable(X, y, callback, write, every)
         if every is None:
             write.flush()  # the finished state, if the last epoch's was skipped
+        if self._counts_passes:
+            self._end_of_passes(self._resume)
         del self._resume
-        self._made_passes(self._max_iter)
         return self
 
     def _fresh_progress(self, X):
         """Where a resumable fit starts: the orders of every epoch, and position 0."""
         orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-        return {"orders": orders, "epoch": 0, "pos": 0}
+        return {"orders": orders, "epoch": 0, "pos": 0, **self._fresh_passes()}
 
     def _train_resumable(self, X, y, callback, save, every):
         """Train from ``self._resume``, calling ``save()`` at each checkpoint."""
@@ -350,7 +445,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             self._initialise(data)
             self._update_counts()
             self._stream_epochs(stream, callback)
-            self._made_passes(self._max_iter)
         except BaseException:
             self.__dict__.clear()
             self.__dict__.update(before)
@@ -366,18 +460,25 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             )
 
     def _stream_epochs(self, stream, callback):
-        """``max_iter`` passes over a stream, as :meth:`fit`'s epochs."""
-        for epoch in range(self._max_iter):
-            self._stream_pass(stream)
+        """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
+        r = self._fresh_passes()
+        epoch = 0
+        while epoch < self._max_iter and not r["ended"]:
+            self._pass_ends(r, self._stream_pass(stream)[1])
             if callback is not None:
                 callback(self, epoch)
+            epoch += 1
+        r["epoch"] = epoch
+        self._end_of_passes(r)
 
     def _stream_pass(self, stream):
-        """One epoch over a stream; the changes (updates, and PUMMA's conflicts) it made."""
-        before = self._n_changes()
+        """One epoch over a stream: the changes (updates, and PUMMA's conflicts) it made,
+        and the rows it read."""
+        before, rows = self._n_changes(), 0
         for X, y in self._stream_chunks(stream):
             self._passes(X, y, [np.arange(X.shape[0])], None)
-        return self._n_changes() - before
+            rows += X.shape[0]
+        return self._n_changes() - before, rows
 
     def _stream_chunks(self, stream):
         """A pass over a stream: its chunks, validated, with labels among ``classes_``."""
@@ -481,8 +582,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """A checkpoint's progress (``_resume``): the orders of the epochs over ``n``
         rows (any number when None), and a position in them; the fingerprint of the data.
         """
-        names = {"fingerprint", "orders", "epoch", "pos"}
+        names = {"fingerprint", "orders", "epoch", "pos", *self._pass_keys}
         check.attributes(resume, "_resume", names, self._cache_keys)
+        self._check_passes(resume)
         check_fingerprint(resume["fingerprint"])
         orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
         n = orders._check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)
@@ -604,13 +706,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, callback=None):
         X, y = self._start_fit(X, y)
-        rng = check_random_state(self.random_state)
-        n = X.shape[0]
-        orders = [
-            rng.permutation(n) if self.shuffle else np.arange(n) for _ in range(self._max_iter)
-        ]
-        self._passes(X, y, orders, callback)
-        self._made_passes(len(orders))
+        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
+        self._end_of_passes(self._passes(X, y, orders, callback))
         return self
 
     def _fit_by_progress(self, X, y, callback=None):
@@ -775,17 +872,17 @@ class OnlineLinearClassifier(OnlineClassifier):
         return 2.0
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
-        """The passes; with ``resume``, from its (epoch, pos), calling ``save`` every
-        ``every`` trials (and at the end of each epoch) after updating it."""
+        """The passes (until ``tol`` ends them); with ``resume``, from its (epoch, pos),
+        calling ``save`` every ``every`` trials (and at the end of each epoch) after
+        updating it. Returns the progress (``resume``, or a fresh one)."""
         batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
         targets = self._targets(y)
         n = X.shape[0]
         step = n if every is None else int(every)
-        first, start = (resume["epoch"], resume["pos"]) if resume is not None else (0, 0)
+        r = self._progress_of(resume)
         with self._progress(len(orders) * len(self._states), "pass") as bar:
-            for epoch in range(first, len(orders)):
+            for epoch, lo in self._epochs(r, len(orders)):
                 order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
-                lo = start if epoch == first else 0
                 while lo < n:
                     hi = min(n, lo + step)
                     for j, state in enumerate(self._states):
@@ -793,14 +890,15 @@ class OnlineLinearClassifier(OnlineClassifier):
                         if hi == n:  # this problem's pass is done
                             bar.update(1)
                     lo = hi
-                    if resume is not None:
-                        resume["epoch"], resume["pos"] = (epoch, hi) if hi < n else (epoch + 1, 0)
+                    self._reached(r, epoch, hi, n)
+                    if save is not None:
                         self._update_counts()
                         save()
                 self._update_counts()
                 if callback is not None:
                     callback(self, epoch)
-        return self
+            ended_early(bar, (len(orders) - r["epoch"]) * len(self._states))
+        return r
 
     def _run_all(self, state, batch, y_pm, order, start=0):
         """The pass over ``order[start:]``, growing the log as needed; False if the budget
@@ -814,6 +912,10 @@ class OnlineLinearClassifier(OnlineClassifier):
                 state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
         check_finite_state(self, state)
         return True
+
+    def _problem_corrections(self):
+        """The corrections of each one-vs-rest problem so far."""
+        return np.array([s.n_corrections for s in self._states], dtype=np.int64)
 
     def _update_counts(self):
         self.n_corrections_per_class_ = np.array(

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import RENAMED, OnlineClassifier
+from ._base import RENAMED, TOL, OnlineClassifier, ended_early
 from ._core import linear as L
 from ._core.arrays import Host, backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -38,6 +38,7 @@ KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, defa
 KERNEL_CONSTRAINTS = {
     "output": [StrOptions({"last", "avg", "voted"})],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": TOL,
     "n_epochs": RENAMED,
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
@@ -215,7 +216,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         # of a run without checkpoints
         b = int(self.block_size)
         step = n if every is None else -(-int(every) // b) * b
-        first, start = (resume["epoch"], resume["pos"]) if resume is not None else (0, 0)
+        r = self._progress_of(resume)
         rule, alpha, B, C = self._rule_args()
         params = {
             "rule": rule,
@@ -226,9 +227,8 @@ class KernelOnlineClassifier(OnlineClassifier):
             "fold_below": self._fold_below,
         }
         with self._progress(n * len(orders), "example") as bar:
-            for epoch in range(first, len(orders)):
+            for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]
-                lo = start if epoch == first else 0
                 while lo < n:
                     hi = min(n, lo + step)
                     train_blocks(
@@ -236,28 +236,32 @@ class KernelOnlineClassifier(OnlineClassifier):
                     )
                     lo = hi
                     self._update_counts()
-                    if resume is not None:
-                        resume["epoch"], resume["pos"] = (epoch, hi) if hi < n else (epoch + 1, 0)
+                    self._reached(r, epoch, hi, n)
+                    if save is not None:
                         save()
                 if callback is not None:
                     callback(self, epoch)
+            ended_early(bar, (len(orders) - r["epoch"]) * n)
         state.n_seen += n
-        return self
+        return r
 
     def _stream_pass(self, stream):
         # support indices count the rows of the data, as in fit: each epoch starts at
         # the same row, and the data's rows are counted once, at the end
         state = self._kstate
         start = state.n_seen
-        changes = super()._stream_pass(stream)
+        made = super()._stream_pass(stream)
         self._stream_rows = state.n_seen - start
         state.n_seen = start
-        return changes
+        return made
 
     def _fit_stream(self, stream, classes, data, callback=None):
         super()._fit_stream(stream, classes, data, callback)
         self._kstate.n_seen += self.__dict__.pop("_stream_rows", 0)
         return self
+
+    def _problem_corrections(self):
+        return self._kstate.n_corrections.astype(np.int64)
 
     def _update_counts(self):
         state = self._kstate

@@ -157,7 +157,7 @@ class _Streaming:
         with self._progress(self._max_iter, "epoch") as bar:
             while not done and self.n_epochs_ < self._max_iter:
                 epochs = self.n_epochs_
-                done = self._stream_pass(stream) == 0
+                done = self._stream_pass(stream)[0] == 0
                 self.n_epochs_ = epochs + 1  # partial passes count chunks
                 bar.update(1)
         # the training margin: the smallest over the chunks
@@ -604,7 +604,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         "lam": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_epochs": RENAMED,
-        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "n_epochs")},
+        **{
+            k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "tol", "n_epochs")
+        },
         "normalize": ["boolean"],
     }
 

@@ -1,0 +1,188 @@
+"""When fit's passes end: ``tol``, scikit-learn's rule for its Perceptron on the
+corrections of each pass, a pass without a correction, or ``max_iter`` with a
+ConvergenceWarning."""
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import make_blobs_pm
+from sklearn.datasets import dump_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import InvalidParameterError
+
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelROMMAClassifier,
+    PerceptronClassifier,
+    ROMMAClassifier,
+)
+from marginkit.streaming import fit_file
+
+ESTIMATORS = [
+    ALMAClassifier,
+    PerceptronClassifier,
+    ROMMAClassifier,
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelROMMAClassifier,
+]
+ids = [cls.__name__ for cls in ESTIMATORS]
+
+
+def make(cls, **params):
+    if cls.__name__.startswith("Kernel"):
+        params = {"kernel": "rbf", "gamma": 0.05, "block_size": 16, **params}
+    return cls(**params)
+
+
+def fit_recording(est, X, y):
+    """Fit ``est``; the corrections of each problem after each pass, and the warnings."""
+    counts = []
+
+    def record(model, epoch):
+        assert epoch == len(counts)
+        counts.append(np.array(model.n_corrections_per_class_, dtype=np.int64))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y, callback=record)
+    convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    return np.array(counts), convergence
+
+
+def expected(counts, n, tol, max_iter):
+    """The passes the documentation of tol promises, and whether it warns."""
+    fewest = np.full(counts.shape[1], np.inf)
+    before = np.zeros(counts.shape[1], dtype=np.int64)
+    for epoch, after in enumerate(counts):
+        made, before = after - before, after
+        improving = bool(np.any(made < fewest - (tol or 0.0) * n)) and bool(made.any())
+        fewest = np.minimum(fewest, made)
+        if tol is not None and not improving:
+            return epoch + 1, False
+    return len(counts), tol is not None and max_iter > 1 and improving
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-3, 0.03, None])
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_passes_end_as_tol_says(cls, tol):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    est = make(cls, tol=tol, max_iter=12)
+    counts, convergence = fit_recording(est, X, y)
+    passes, warns = expected(counts, X.shape[0], tol, 12)
+    assert est.n_iter_ == passes == len(counts)
+    assert bool(convergence) == warns
+    if tol is None:
+        assert est.n_iter_ == 12
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_a_pass_without_a_correction_ends_fit(cls):
+    """On separable data the passes end with the first that corrects nothing: the model
+    is that of a fit making exactly those passes."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
+    X[:, 0] += 3.0 * y  # a wide margin
+    est = make(cls, tol=0.0, max_iter=200, alpha=1.0) if "ALMA" in cls.__name__ else None
+    est = est or make(cls, tol=0.0, max_iter=200)
+    counts, convergence = fit_recording(est, X, y)
+    assert est.n_iter_ < 200 and not convergence
+    assert counts[-1].sum() == counts[-2].sum()  # the last pass corrected nothing
+    fixed = make(cls, **{**est.get_params(), "tol": None, "max_iter": est.n_iter_}).fit(X, y)
+    np.testing.assert_array_equal(fixed.decision_function(X), est.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_the_warning_says_what_to_change_and_points_at_the_call(cls):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    est = make(cls, tol=0.0, max_iter=2)
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=2 passes .* tol=None") as caught:
+        est.fit(X, y)
+    assert caught[0].filename == __file__
+    assert est.n_iter_ == 2
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_one_pass_and_partial_fit_do_not_warn(cls):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert make(cls, max_iter=1).fit(X, y).n_iter_ == 1
+        est = make(cls).partial_fit(X, y, classes=np.unique(y))
+        est.partial_fit(X, y)
+    assert est.n_iter_ == 1
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_a_checkpointed_fit_stops_where_the_plain_fit_does(cls, tmp_path):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    params = {"tol": 0.03, "max_iter": 30, "shuffle": True, "random_state": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = make(cls, **params).fit(X, y)
+        ckpt = make(cls, **params).fit(X, y, checkpoint=tmp_path / "c.skops", checkpoint_every=32)
+    assert 1 < plain.n_iter_ < 30
+    assert ckpt.n_iter_ == plain.n_iter_
+    np.testing.assert_array_equal(ckpt.decision_function(X), plain.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_a_stream_stops_where_fit_does(cls, tmp_path):
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    path = tmp_path / "d.svm"
+    dump_svmlight_file(X, y, str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = make(cls, tol=0.03, max_iter=30).fit(X, y)
+        streamed = fit_file(make(cls, tol=0.03, max_iter=30), path, chunk_size=40)
+    assert streamed.n_iter_ == fitted.n_iter_ < 30
+    np.testing.assert_allclose(
+        streamed.decision_function(X), fitted.decision_function(X), rtol=1e-12, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_a_model_saved_before_tol_made_every_pass(cls):
+    X, y = make_blobs_pm(n=60, d=4, seed=1)
+    state = make(cls, max_iter=2, tol=None).fit(X, y).__getstate__()
+    del state["tol"]
+    old = cls.__new__(cls)
+    old.__setstate__(state)
+    assert old.get_params()["tol"] is None
+
+
+@pytest.mark.parametrize("tol", [-1e-3, "0.1", np.inf * 1j])
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_a_bad_tol_is_refused(cls, tol):
+    X, y = make_blobs_pm(n=60, d=4, seed=1)
+    with pytest.raises(InvalidParameterError, match=r"The 'tol' parameter of " + cls.__name__):
+        cls(tol=tol).fit(X, y)
+
+
+def test_shuffle_without_a_seed_shuffles_each_fit_anew():
+    X, y = make_blobs_pm(n=200, d=6, seed=4)
+    a, b = (ALMAClassifier(shuffle=True, max_iter=1, output="last").fit(X, y) for _ in "ab")
+    assert not np.array_equal(a.coef_, b.coef_)
+    seeded = [ALMAClassifier(shuffle=True, random_state=3, max_iter=2).fit(X, y) for _ in "ab"]
+    np.testing.assert_array_equal(seeded[0].coef_, seeded[1].coef_)
+
+
+def test_the_most_passes_cost_no_memory_until_made():
+    """max_iter=1000 is a bound: the orders of the passes are made one at a time."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    for shuffle in (False, True):
+        est = ALMAClassifier(max_iter=1000, shuffle=shuffle, random_state=0)
+        tracemalloc.start()
+        est.fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert est.n_iter_ < 1000
+        assert peak < 20 * 2**20  # the 1000 orders alone would take 160 MB
