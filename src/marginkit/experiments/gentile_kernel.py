@@ -388,6 +388,7 @@ class KernelExperiment:
             C=q["C"],
             output="last",
             max_iter=q["n_epochs"],
+            tol=None,  # the paper's epochs, every one
             shuffle=False,
             kernel=q["kernel"],
             gamma=q["gamma"],
