@@ -30,7 +30,7 @@ def test_algorithm_pages_are_in_the_site():
     for page in sorted((docs / "algorithms").glob("*.md")):
         assert f"algorithms/{page.name}" in config, page.name
     pages = ["index.md", "quickstart.md", "reproductions.md", "benchmarks.md", "scale-out.md"]
-    for page in [*pages, "trust.md", "gpu.md"]:
+    for page in [*pages, "trust.md", "gpu.md", "defaults.md", "scoreboard.md"]:
         assert (docs / page).is_file() and page in config
 
 
