@@ -87,8 +87,8 @@ def test_a_pass_without_a_correction_ends_fit(cls):
     X = rng.normal(size=(120, 4))
     y = np.where(X[:, 0] + 0.5 * X[:, 1] > 0, 1, -1)
     X[:, 0] += 3.0 * y  # a wide margin
-    est = make(cls, tol=0.0, max_iter=200, alpha=1.0) if "ALMA" in cls.__name__ else None
-    est = est or make(cls, tol=0.0, max_iter=200)
+    mistakes_only = {"alpha": 1.0} if "ALMA" in cls.__name__ else {}
+    est = make(cls, tol=0.0, max_iter=200, **mistakes_only)
     counts, convergence = fit_recording(est, X, y)
     assert est.n_iter_ < 200 and not convergence
     assert counts[-1].sum() == counts[-2].sum()  # the last pass corrected nothing

@@ -256,7 +256,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         }
 
     def _pass_ends(self, r, n):
-        """Record a finished pass over ``n`` rows in ``r``; whether the passes end there."""
+        """Record a finished pass over ``n`` rows in ``r``, and whether the passes end
+        there (``r["ended"]``)."""
         counts = self._problem_corrections()
         made = counts - r["at_start"]
         tol = getattr(self, "tol", None)
@@ -264,22 +265,21 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         r["improving"] = bool(np.any(made < r["fewest"] - margin)) and bool(made.any())
         r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
         r["ended"] = tol is not None and not r["improving"]
-        return r["ended"]
 
     def _end_of_passes(self, r):
         """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
         while they still improved."""
         self._made_passes(r["epoch"])
-        if getattr(self, "tol", None) is not None and r["epoch"] == self._max_iter > 1:
-            if r["improving"]:
-                warnings.warn(
-                    f"{type(self).__name__}: the corrections still fell in the last of "
-                    f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
-                    "passes may fit the data better. Increase max_iter, or set tol=None to "
-                    "make max_iter passes without this check.",
-                    ConvergenceWarning,
-                    stacklevel=5,
-                )
+        ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
+        if ran_out and getattr(self, "tol", None) is not None:
+            warnings.warn(
+                f"{type(self).__name__}: the corrections still fell in the last of "
+                f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
+                "passes may fit the data better. Increase max_iter, or set tol=None to "
+                "make max_iter passes without this check.",
+                ConvergenceWarning,
+                stacklevel=5,
+            )
 
     def _progress_of(self, resume):
         """The progress passes go on from: a checkpoint's, or a fresh one."""
@@ -461,14 +461,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
 
     def _stream_epochs(self, stream, callback):
         """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
-        r = self._fresh_passes()
-        epoch = 0
-        while epoch < self._max_iter and not r["ended"]:
-            self._pass_ends(r, self._stream_pass(stream)[1])
+        r = self._progress_of(None)
+        for epoch, _ in self._epochs(r, self._max_iter):
+            rows = self._stream_pass(stream)[1]
+            self._reached(r, epoch, rows, rows)
             if callback is not None:
                 callback(self, epoch)
-            epoch += 1
-        r["epoch"] = epoch
         self._end_of_passes(r)
 
     def _stream_pass(self, stream):
@@ -918,9 +916,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         return np.array([s.n_corrections for s in self._states], dtype=np.int64)
 
     def _update_counts(self):
-        self.n_corrections_per_class_ = np.array(
-            [s.n_corrections for s in self._states], dtype=np.int64
-        )
+        self.n_corrections_per_class_ = self._problem_corrections()
         self.n_corrections_ = int(self.n_corrections_per_class_.sum())
         self.n_trials_ = self._states[0].n_trials
 

@@ -335,7 +335,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     def n_corrections_per_class_(self):
         """Corrections of each one-vs-rest problem (support vectors stored)."""
         check_is_fitted(self, "_kstate")
-        return self._published(self._kstate.n_corrections.astype(np.int64))
+        return self._published(self._problem_corrections())
 
     @property
     def support_(self):
