@@ -156,6 +156,33 @@ def test_partial_fit_and_more_epochs_on_the_device(ns, device):
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
+@pytest.mark.parametrize("name", ["alma", "aggressive", "pumma"])
+def test_one_transfer_per_block(ns, device, name, monkeypatch):
+    """Training waits for the device once a block: kernel ALMA's next block's products
+    are queued before the walk, and its margins, in-block Gram and kernel rows against
+    the block before come to the host together (kernel PUMMA's margins, Gram and
+    columns of each problem's x+ and x- too); the model is numpy's (ROMMA's forgotten
+    hypotheses and the sums kept across epochs included)."""
+    from marginkit._core import arrays
+
+    cls, params = KERNEL[name]
+    params = {**params, "max_iter": 2, "shuffle": False, "block_size": 16}
+    if name != "pumma":
+        params["tol"] = None
+    X, y, _ = blobs(3)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = cls(**params).fit(X, y)
+    calls = []
+    real = arrays.to_numpy
+    monkeypatch.setattr(arrays, "to_numpy", lambda a, *r: calls.append(1) or real(a, *r))
+    clf = cls(**params).fit(put(X, ns, device), y)
+    blocks = 2 * -(-X.shape[0] // 16)
+    assert len(calls) <= blocks + 12, (len(calls), blocks)
+    np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
+    np.testing.assert_allclose(to_numpy(clf.dual_coef_), ref.dual_coef_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_float32_computes_in_float32(ns, device):
     """float32 input: the products in float32, decisions within a few corrections of
     float64's, the decision values in float64 (as without dispatch)."""

@@ -387,6 +387,28 @@ class Instances:
             yield lo, hi, self.X[lo:hi, :], self.inv_dev[lo:hi], sq
 
 
+class Ordered:
+    """The rows of one pass (:class:`Instances`) in the order of the pass: the order as
+    an index of the backend and the norms in that order, each gathered once, so that
+    a block costs one gather of its rows."""
+
+    def __init__(self, data, order):
+        bk = self.backend = data.backend
+        self.X, self.order = data.X, order
+        self.index = bk.index(order)
+        self.inv = data.inv[order]
+        take = bk.xp.take
+        self.inv_dev = take(data.inv_dev, self.index, axis=0)
+        self.sq_dev = None if data.sq_dev is None else take(data.sq_dev, self.index, axis=0)
+
+    def block(self, lo, hi):
+        """``(X, inv on the host, inv, sq)`` of the pass's rows lo..hi-1 (``hi`` within
+        the pass: the standard leaves slices past the end unspecified)."""
+        sq = None if self.sq_dev is None else self.sq_dev[lo:hi]
+        X = self.backend.take(self.X, self.index[lo:hi])
+        return X, self.inv[lo:hi], self.inv_dev[lo:hi], sq
+
+
 def trimmed(obj, rows, names):
     """``obj.__dict__`` with the arrays ``names`` cut to their first ``rows`` rows, and
     ``hcount`` to ``rows + 1``: what a growing per-support-vector state has used. The
@@ -763,60 +785,96 @@ def margins_plan(state, rows, coef, cache, lo, hi):
     return first, lo, hi, coef.view(state.A, lo, hi) if hi > lo else None
 
 
-def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
-    """(b, C) on the host: the margin sums ``sum_j A[j, c] K(x_j, x_i)`` of the block
-    over the stored vectors of ``plan`` (:func:`margins_plan`), and the number of kernel
-    entries that took.
+def margin_products(state, block, b, plan, backend):
+    """On the backend: the (b, C) margin sums ``sum_j A[j, c] K(x_j, x_i)`` of the block
+    over the stored vectors of ``plan`` (:func:`margins_plan`; None when it has none),
+    and the number of kernel entries that took.
 
-    ``block`` is ``(X, inv, sq)`` of the block's ``rows`` on the backend, whose kernel
-    rows against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
-    entries each). ``with_cache``: add the sums kept over the vectors before ``first``.
-    Reads the state only below ``hi``, so a worker thread may run it while the walk
-    appends.
+    ``block`` is ``(X, inv, sq)`` of the block's rows on the backend, whose kernel rows
+    against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
+    entries each). Reads the state only below the plan's end, so that the products of
+    the next block can be made while the walk appends.
     """
     first, col0, hi, A = plan
-    F = np.zeros((rows.shape[0], state.n_problems))
-    evals = 0
-    if hi > col0:
-        K = state.block_rows(block, col0, hi, backend)
-        if first is not None and (first > col0).any():
-            K = backend.zero_before(K, first - col0)
-        F = backend.host(K @ A)
-        evals = state._evals * rows.shape[0] * (hi - col0)
-    if first is not None and with_cache:
+    if hi <= col0:
+        return None, 0
+    K = state.block_rows(block, col0, hi, backend)
+    if first is not None and (first > col0).any():
+        K = backend.zero_before(K, first - col0)
+    return K @ A, state._evals * b * (hi - col0)
+
+
+def add_kept(F, rows, plan, cache):
+    """F (on the host) plus the sums kept across the epochs (``cache``) over the
+    vectors before each row's ``first`` of ``plan``."""
+    first = plan[0]
+    if first is not None:
         known = first > 0
         F[known] += cache[0][rows[known]]
-    return F, evals
+    return F
+
+
+def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
+    """(b, C) on the host: :func:`margin_products` of the block's ``rows``, with the sums
+    kept across the epochs (``with_cache``), and the kernel entries that took."""
+    F, evals = margin_products(state, block, rows.shape[0], plan, backend)
+    F = np.zeros((rows.shape[0], state.n_problems)) if F is None else backend.host(F)
+    return (add_kept(F, rows, plan, cache) if with_cache else F), evals
 
 
 class Ahead:
-    """The products of the next block, made in a worker thread while the walk goes
-    through the current one (BLAS and the compiled passes release the GIL): its rows,
-    its in-block Gram and its margin sums over the vectors stored when it was started.
-    The sums over the vectors the current block adds follow when the next block
-    starts, as a second term: every block sums in these two parts, split where the
-    block before it started (``m - state.n_last``), with or without a worker, so that
-    the result does not depend on whether one ran, nor on where checkpoints fell."""
+    """The products of a block, made while the walk goes through the block before it:
+    its rows, its margin sums over the vectors stored when it was started, and its
+    kernel rows against itself (the in-block Gram) and, on a device, against the block
+    before.
 
-    def __init__(self, state, data, rows, coef, cache):
-        self.rows = rows
-        self.split = state.m
+    On a device the products are queued there before the walk and the results come
+    in one transfer after it (:meth:`result`), so that the device works while the host
+    walks; the margins over the vectors the block before adds then come from its
+    kernel rows against that block (:func:`cross_margins`), on the host, without
+    another round trip. On the host, with ``OVERLAP``, a worker thread makes them
+    (BLAS and the compiled passes release the GIL) and the margins over the new
+    vectors are one more product after the walk. Either way every block sums its
+    margins in two parts, split where the block before it started (``m -
+    state.n_last``), so that the result does not depend on whether the products were
+    made ahead, nor on where checkpoints fell.
+    """
+
+    def __init__(self, state, data, lo, hi, coef, cache, split, prev=None, now=False):
+        self.rows = rows = data.order[lo:hi]
+        self.split = split
         self.version = coef.version
-        plan = margins_plan(state, rows, coef, cache, 0, self.split)
-        # scikit-learn's configuration (array API dispatch) is the caller's thread's
-        self.future = thread_pool(1, "products").submit(
-            _configured, get_config(), products, state, data, rows, plan, cache
-        )
+        self.plan = margins_plan(state, rows, coef, cache, 0, self.split)
+        args = (state, data, lo, hi, self.plan, prev)
+        if now or data.backend.queued or not OVERLAP:
+            self.future, self.made = None, products(*args)
+        else:
+            # scikit-learn's configuration (array API dispatch) is the caller's thread's
+            self.future = thread_pool(1, "products").submit(
+                _configured, get_config(), products, *args
+            )
 
     def result(self, state, data, coef, cache):
-        """``(X, inv, block, F, Gb, evals)`` of the block as the walk needs it now."""
-        Xb, inv_b, block, F, Gb, evals = self.future.result()
-        if coef.version != self.version:
+        """``(X, inv, block, F, Gb, cross, evals)`` of the block as the walk needs it
+        now, on the host: F its margin sums (with those kept across epochs), Gb its
+        in-block Gram, ``cross`` its kernel rows against the block before (or None)."""
+        Xb, inv_b, block, F, G, evals = self.made if self.future is None else self.future.result()
+        bk = data.backend
+        stale = coef.version != self.version
+        F, G = bk.hosts(None if stale else F, G)
+        b = self.rows.shape[0]
+        if stale:
             # the walk rescaled or forgot coefficients of vectors these sums used
-            plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
-            F, evals = block_margins(state, block, self.rows, plan, cache, data.backend)
-            evals += Xb.shape[0] ** 2
-        return Xb, inv_b, block, F, Gb, evals
+            plan = self.plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
+            F, evals_F = block_margins(state, block, self.rows, plan, cache, bk)
+            evals = evals_F + b * G.shape[1]
+        elif F is None:
+            F = add_kept(np.zeros((b, state.n_problems)), self.rows, self.plan, cache)
+        else:
+            # the walk adds to F (one transfer's view may not be writeable); Gb it reads
+            F = add_kept(np.require(F, requirements=["C", "W"]), self.rows, self.plan, cache)
+        cross = G[:, b:] if G.shape[1] > b else None
+        return Xb, inv_b, block, F, G[:, :b], cross, evals
 
 
 def _configured(config, fn, *args):
@@ -824,14 +882,35 @@ def _configured(config, fn, *args):
         return fn(*args)
 
 
-def products(state, data, rows, plan, cache):
-    """A block's rows, margin sums over the vectors of ``plan`` and in-block Gram."""
+def products(state, data, lo, hi, plan, prev=None):
+    """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
+    sums over the vectors of ``plan`` (None when it has none), their kernel rows
+    against themselves followed by those against ``prev`` (the block before, as ``(X,
+    inv, sq)``, when given), and the kernel entries they took."""
     bk = data.backend
-    Xb, inv_b, inv_bd, sq_bd = data.block(rows)
+    Xb, inv_b, inv_bd, sq_bd = data.block(lo, hi)
     block = (Xb, inv_bd, sq_bd)
-    F, evals = block_margins(state, block, rows, plan, cache, bk)
-    Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
-    return Xb, inv_b, block, F, Gb, evals + Xb.shape[0] ** 2
+    b = hi - lo
+    F, evals = margin_products(state, block, b, plan, bk)
+    X2, inv2, sq2 = block
+    if prev is not None:
+        cat = bk.xp.concat
+        X2, inv2 = bk.concat([Xb, prev[0]]), cat([inv_bd, prev[1]], axis=0)
+        sq2 = None if sq_bd is None else cat([sq_bd, prev[2]], axis=0)
+    G = state.kernel.normalised(Xb, X2, inv_bd, inv2, sq_bd, sq2, bk)
+    return Xb, inv_b, block, F, G, evals + b * X2.shape[0]
+
+
+def cross_margins(state, cross, made, rows, cache, lo, hi):
+    """(b, C) on the host: the margin sums of a block over stored vectors lo..hi-1,
+    which the block before made at its rows ``made``, from ``cross``, the block's
+    kernel rows against that block. With ``cache``, row i skips the vectors before its
+    ``first`` (those are in the sums kept across epochs)."""
+    K = cross[:, made]
+    if cache is not None:
+        first = cache[1][rows]
+        K = np.where(np.arange(lo, hi)[None, :] < first[:, None], 0.0, K)
+    return K @ state.A[lo:hi]
 
 
 def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
@@ -858,27 +937,34 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
     bk = data.backend
     store = state.store.to(bk)
     coef = Coefficients.of(state, bk)
-    ahead = None
-    for lo in range(0, order.shape[0], b_max):
-        rows = order[lo : lo + b_max]
-        b = rows.shape[0]
+    ordered = Ordered(data, order)
+    n = order.shape[0]
+    ahead, made = None, None
+    for lo in range(0, n, b_max):
+        hi = min(n, lo + b_max)
+        rows = order[lo:hi]
+        b = hi - lo
         m0 = state.m
         state.reserve(b)
         split = m0 - state.n_last  # where the block before this one started
         if ahead is None:
-            plan = margins_plan(state, rows, coef, cache, 0, split)
-            Xb, inv_b, block, F, Gb, evals = products(state, data, rows, plan, cache)
-        else:
-            Xb, inv_b, block, F, Gb, evals = ahead.result(state, data, coef, cache)
+            ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
+        Xb, inv_b, block, F, Gb, cross, evals = ahead.result(state, data, coef, cache)
         # the vectors the block before stored (the cache's sums are in the first term)
-        plan = margins_plan(state, rows, coef, cache, split, m0)
-        F_last, evals_last = block_margins(state, block, rows, plan, cache, bk, False)
-        F += F_last
+        if cross is not None:
+            F += cross_margins(state, cross, made, rows, cache, split, m0)
+        else:
+            plan = margins_plan(state, rows, coef, cache, split, m0)
+            F_last, evals_last = block_margins(state, block, rows, plan, cache, bk, False)
+            F += F_last
+            evals += evals_last
         _, inv_bd, sq_bd = block
-        state.n_kernel_evals += evals + evals_last
+        state.n_kernel_evals += evals
         ahead = None
-        if OVERLAP and lo + b_max < order.shape[0]:
-            ahead = Ahead(state, data, order[lo + b_max : lo + 2 * b_max], coef, cache)
+        if (OVERLAP or bk.queued) and hi < n:
+            prev = block if bk.queued else None
+            nxt = min(n, hi + b_max)
+            ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
         a = np.zeros((b, n_problems))
         new = New(
             a,
@@ -917,8 +1003,8 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             before = m0 + np.cumsum(is_sv) - is_sv
             cache[0][rows] = sums.f_seen
             cache[1][rows] = before
+        sv_rows = np.flatnonzero(is_sv)
         if n_new:
-            sv_rows = np.flatnonzero(is_sv)
             m1 = m0 + n_new
             idx = bk.index(sv_rows)
             store.append(
@@ -936,6 +1022,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             if state.V is not None:
                 state.V[m0:m1] = new.v[sv_rows]
         state.n_last = n_new
+        made = sv_rows  # where the next block's cross_margins find them
         state.n_trials += b
         if progress is not None:
             progress(b)

@@ -29,10 +29,11 @@ from .kernel import (
     RowStore,
     Stored,
     Sums,
-    block_margins,
+    add_kept,
     check_problems,
     class_index,
     forget_stored,
+    margin_products,
     margins_plan,
     outputs,
 )
@@ -418,11 +419,13 @@ class PairState(Stored):
             yield lo, hi, self.pair_rows(X, inv_x, sq_x, 0, self.m, data.backend)
 
     def columns(self, Xb, inv_b, sq_b, refs, backend):
-        """K(Xb, v_c) for the stored vector v_c of every problem (zeros where none), on
-        the host."""
-        out = np.zeros((Xb.shape[0], self.n_problems))
-        for c, ref in enumerate(refs):
+        """K(Xb, v_c) for the stored vector v_c of every problem, on the backend: a list
+        of (b, 1) arrays, None where a problem has none (:func:`stacked` puts them
+        together on the host)."""
+        out = []
+        for ref in refs:
             if ref is None:
+                out.append(None)
                 continue
             store, j = ref
             rows = self.POS if store == 0 else self.NEG
@@ -435,7 +438,7 @@ class PairState(Stored):
                 rows.sq[j : j + 1] if self.kernel.needs_norms else None,
                 backend,
             )
-            out[:, c] = backend.host(K)[:, 0]
+            out.append(K)
             self.n_kernel_evals += Xb.shape[0]
         return out
 
@@ -477,12 +480,16 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         m0 = state.m
         state.reserve(b * C)
         plan = margins_plan(state, rows, coef, cache, 0, m0)
-        F, evals = block_margins(state, (Xb, inv_bd, sq_bd), rows, plan, cache, bk)
-        state.n_kernel_evals += evals
-        Gb = bk.host(state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk))
-        state.n_kernel_evals += b * b
-        kpos0 = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
-        kneg0 = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
+        F, evals = margin_products(state, (Xb, inv_bd, sq_bd), b, plan, bk)
+        state.n_kernel_evals += evals + b * b
+        Gb = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
+        kpos = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
+        kneg = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
+        # one wait for the device: the walk reads all of these, and adds to F
+        F, Gb, *cols = bk.hosts(F, Gb, *kpos, *kneg)
+        F = np.zeros((b, C)) if F is None else np.require(F, requirements=["C", "W"])
+        F = add_kept(F, rows, plan, cache)
+        kpos0, kneg0 = stacked(cols[:C], b), stacked(cols[C:], b)
         cur = state.current()
         atoms = new_atoms(b * C)
         Y_b = Y[rows]
@@ -529,6 +536,16 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         if progress is not None:
             progress(b)
     return state.n_corrections.sum() - updates0, state.conflicts.sum() - conflicts0
+
+
+def stacked(columns, b):
+    """(b, C) on the host: the (b, 1) host columns of :meth:`PairState.columns`, zeros
+    where a problem has none."""
+    out = np.zeros((b, len(columns)))
+    for c, col in enumerate(columns):
+        if col is not None:
+            out[:, c] = col[:, 0]
+    return out
 
 
 def _store_atoms(state, block, bk, lo, atoms, cur):
