@@ -831,8 +831,8 @@ class Ahead:
     On a device the products are queued there before the walk and the results come
     in one transfer after it (:meth:`result`), so that the device works while the host
     walks; the margins over the vectors the block before adds then come from its
-    kernel rows against that block (:func:`cross_margins`), on the host, without
-    another round trip. On the host, with ``OVERLAP``, a worker thread makes them
+    kernel rows against that block (:func:`cross_margins`), queued after the walk,
+    in the same transfer. On the host, with ``OVERLAP``, a worker thread makes them
     (BLAS and the compiled passes release the GIL) and the margins over the new
     vectors are one more product after the walk. Either way every block sums its
     margins in two parts, split where the block before it started (``m -
@@ -854,27 +854,33 @@ class Ahead:
                 _configured, get_config(), products, *args
             )
 
-    def result(self, state, data, coef, cache):
-        """``(X, inv, block, F, Gb, cross, evals)`` of the block as the walk needs it
+    def result(self, state, data, coef, cache, m, made):
+        """``(X, inv, block, F, Gb, F_last, evals)`` of the block as the walk needs it
         now, on the host: F its margin sums (with those kept across epochs), Gb its
-        in-block Gram, ``cross`` its kernel rows against the block before (or None)."""
+        in-block Gram, ``F_last`` its margin sums over the vectors the block before
+        stored (those from ``split`` to ``m``, made at that block's rows ``made``) when
+        its kernel rows against that block were made, else None."""
         Xb, inv_b, block, F, G, evals = self.made if self.future is None else self.future.result()
         bk = data.backend
-        stale = coef.version != self.version
-        F, G = bk.hosts(None if stale else F, G)
         b = self.rows.shape[0]
+        stale = coef.version != self.version
+        last, width = None, G.shape[1]
+        if width > b:
+            last = cross_margins(state, G[:, b:], made, self.rows, cache, self.split, m, coef, bk)
+            G = G[:, :b]
+        # one wait for the device
+        F, last, G = bk.hosts(None if stale else F, last, G)
         if stale:
             # the walk rescaled or forgot coefficients of vectors these sums used
             plan = self.plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
             F, evals_F = block_margins(state, block, self.rows, plan, cache, bk)
-            evals = evals_F + b * G.shape[1]
+            evals = evals_F + b * width
         elif F is None:
             F = add_kept(np.zeros((b, state.n_problems)), self.rows, self.plan, cache)
         else:
             # the walk adds to F (one transfer's view may not be writeable); Gb it reads
             F = add_kept(np.require(F, requirements=["C", "W"]), self.rows, self.plan, cache)
-        cross = G[:, b:] if G.shape[1] > b else None
-        return Xb, inv_b, block, F, G[:, :b], cross, evals
+        return Xb, inv_b, block, F, G, last, evals
 
 
 def _configured(config, fn, *args):
@@ -901,16 +907,20 @@ def products(state, data, lo, hi, plan, prev=None):
     return Xb, inv_b, block, F, G, evals + b * X2.shape[0]
 
 
-def cross_margins(state, cross, made, rows, cache, lo, hi):
-    """(b, C) on the host: the margin sums of a block over stored vectors lo..hi-1,
-    which the block before made at its rows ``made``, from ``cross``, the block's
-    kernel rows against that block. With ``cache``, row i skips the vectors before its
-    ``first`` (those are in the sums kept across epochs)."""
-    K = cross[:, made]
+def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
+    """On the backend: the (b, C) margin sums of a block over stored vectors lo..hi-1,
+    which the block before stored from its rows ``made``, taken from ``cross``, the
+    block's kernel rows against that block (None when there are no such vectors). With
+    ``cache``, row i skips the vectors before its ``first`` (those are in the sums kept
+    across epochs)."""
+    if hi <= lo:
+        return None
+    K = backend.take_columns(cross, made)
     if cache is not None:
-        first = cache[1][rows]
-        K = np.where(np.arange(lo, hi)[None, :] < first[:, None], 0.0, K)
-    return K @ state.A[lo:hi]
+        first = cache[1][rows] - lo
+        if (first > 0).any():
+            K = backend.zero_before(K, first)
+    return K @ coef.view(state.A, lo, hi)
 
 
 def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
@@ -949,15 +959,13 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         split = m0 - state.n_last  # where the block before this one started
         if ahead is None:
             ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
-        Xb, inv_b, block, F, Gb, cross, evals = ahead.result(state, data, coef, cache)
+        Xb, inv_b, block, F, Gb, F_last, evals = ahead.result(state, data, coef, cache, m0, made)
         # the vectors the block before stored (the cache's sums are in the first term)
-        if cross is not None:
-            F += cross_margins(state, cross, made, rows, cache, split, m0)
-        else:
+        if F_last is None:
             plan = margins_plan(state, rows, coef, cache, split, m0)
             F_last, evals_last = block_margins(state, block, rows, plan, cache, bk, False)
-            F += F_last
             evals += evals_last
+        F += F_last
         _, inv_bd, sq_bd = block
         state.n_kernel_evals += evals
         ahead = None
@@ -1009,7 +1017,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             idx = bk.index(sv_rows)
             store.append(
                 bk.take(Xb, idx),
-                bk.xp.take(inv_bd, idx, axis=0),
+                bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
                 None if sq_bd is None else bk.xp.take(sq_bd, idx, axis=0),
             )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
@@ -1022,7 +1030,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             if state.V is not None:
                 state.V[m0:m1] = new.v[sv_rows]
         state.n_last = n_new
-        made = sv_rows  # where the next block's cross_margins find them
+        made = sv_rows  # where the next block's kernel rows against this one find them
         state.n_trials += b
         if progress is not None:
             progress(b)
