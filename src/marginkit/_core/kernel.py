@@ -915,11 +915,14 @@ def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
     across epochs)."""
     if hi <= lo:
         return None
-    K = backend.take_columns(cross, made)
-    if cache is not None:
-        first = cache[1][rows] - lo
-        if (first > 0).any():
-            K = backend.zero_before(K, first)
+    first = None if cache is None else cache[1][rows] - lo
+    if first is None or not (first > 0).any():
+        # every column counts: one product with the coefficients scattered to the
+        # block's rows (zero where a row stored nothing), one upload, no gather
+        A = np.zeros((cross.shape[1], state.n_problems))
+        A[made] = state.A[lo:hi]
+        return cross @ backend.asarray(A)
+    K = backend.zero_before(backend.take_columns(cross, made), first)
     return K @ coef.view(state.A, lo, hi)
 
 
