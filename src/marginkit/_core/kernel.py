@@ -239,17 +239,38 @@ class RowStore:
             self._backend = backend
         return self
 
-    def append(self, X, inv, sq=None):
-        m = X.shape[0]
-        if m == 0:
-            return
-        bk = self.backend
-        if self.n + m > self.inv.shape[0]:
-            cap = max(2 * self.inv.shape[0], self.n + m)
+    def _room(self, rows):
+        """Capacity for ``rows`` rows (the stored ones kept)."""
+        if rows > self.inv.shape[0]:
+            bk = self.backend
+            cap = max(2 * self.inv.shape[0], rows)
             self.inv = _grown(self.inv, self.n, (cap,), bk)
             self.sq = _grown(self.sq, self.n, (cap,), bk)
             if not self.sparse:
                 self.rows = _grown(self.rows, self.n, (cap, self.n_features), bk)
+
+    def beside(self, parts, lo):
+        """Dense rows lo..n-1 followed by the rows of ``parts`` (``(X, inv, sq)`` each,
+        arrays of the store's backend; ``sq`` may be None), as ``(rows, inv, sq)``
+        views: the parts are written in the room after the stored rows, where the next
+        append writes. A product that reads them must be made, or queued on a device
+        (which runs its work in order), before that append."""
+        at = self.n
+        self._room(at + sum(X.shape[0] for X, _, _ in parts))
+        for X, inv, sq in parts:
+            k = X.shape[0]
+            self.rows[at : at + k, :] = X
+            self.inv[at : at + k] = inv
+            if sq is not None:
+                self.sq[at : at + k] = sq
+            at += k
+        return self.rows[lo:at, :], self.inv[lo:at], self.sq[lo:at]
+
+    def append(self, X, inv, sq=None):
+        m = X.shape[0]
+        if m == 0:
+            return
+        self._room(self.n + m)
         self.inv[self.n : self.n + m] = inv
         if sq is not None:
             self.sq[self.n : self.n + m] = sq
@@ -892,19 +913,33 @@ def products(state, data, lo, hi, plan, prev=None):
     """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
     sums over the vectors of ``plan`` (None when it has none), their kernel rows
     against themselves followed by those against ``prev`` (the block before, as ``(X,
-    inv, sq)``, when given), and the kernel entries they took."""
+    inv, sq)``, when given), and the kernel entries they took.
+
+    With ``prev`` (a device, whose queue runs in order) all of these are one product:
+    the block and the block before are written after the stored vectors
+    (:meth:`RowStore.beside`), and the block's kernel rows against all of them are
+    made at once."""
     bk = data.backend
     Xb, inv_b, inv_bd, sq_bd = data.block(lo, hi)
     block = (Xb, inv_bd, sq_bd)
     b = hi - lo
-    F, evals = margin_products(state, block, b, plan, bk)
-    X2, inv2, sq2 = block
-    if prev is not None:
-        cat = bk.xp.concat
-        X2, inv2 = bk.concat([Xb, prev[0]]), cat([inv_bd, prev[1]], axis=0)
-        sq2 = None if sq_bd is None else cat([sq_bd, prev[2]], axis=0)
-    G = state.kernel.normalised(Xb, X2, inv_bd, inv2, sq_bd, sq2, bk)
-    return Xb, inv_b, block, F, G, evals + b * X2.shape[0]
+    if prev is None:
+        F, evals = margin_products(state, block, b, plan, bk)
+        G = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
+        return Xb, inv_b, block, F, G, evals + b * b
+    first, col0, split, A = plan
+    col0 = min(col0, split)  # past the stored vectors when every row has seen them all
+    B, inv_B, sq_B = state.store.beside([block, prev], col0)
+    sq_B = sq_B if state.kernel.needs_norms else None
+    K = state.kernel.normalised(Xb, B, inv_bd, inv_B, sq_bd, sq_B, bk)
+    n_sv = split - col0
+    F = None
+    if n_sv:
+        F = K[:, :n_sv]
+        if first is not None and (first > col0).any():
+            F = bk.zero_before(F, first - col0)
+        F = F @ A
+    return Xb, inv_b, block, F, K[:, n_sv:], b * K.shape[1]
 
 
 def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
