@@ -183,6 +183,31 @@ def test_one_transfer_per_block(ns, device, name, monkeypatch):
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_auto_block_size(ns, device):
+    """block_size="auto" is 768 examples a block for arrays on an accelerator and 256 on
+    a CPU (numpy, or a namespace's CPU device): the model of that block size, to the
+    last bit, and its kernel entries (the in-block Grams make the count depend on it)."""
+    from marginkit._kernel_base import AUTO_BLOCK_SIZE
+
+    X, y = make_blobs_pm(n=1800, d=6, n_classes=3, seed=2)
+    params = {"kernel": "rbf", "gamma": 0.3, "max_iter": 1, "output": "avg"}
+    cpu = "cpu" in device.lower()
+    want = AUTO_BLOCK_SIZE["host" if cpu else "accelerator"]
+    other = AUTO_BLOCK_SIZE["accelerator" if cpu else "host"]
+    auto = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
+    same = KernelALMAClassifier(block_size=want, **params).fit(put(X, ns, device), y)
+    np.testing.assert_array_equal(to_numpy(auto.dual_coef_), to_numpy(same.dual_coef_))
+    diff = KernelALMAClassifier(block_size=other, **params).fit(put(X, ns, device), y)
+    assert auto.n_kernel_evaluations_ == same.n_kernel_evaluations_
+    assert auto.n_kernel_evaluations_ != diff.n_kernel_evaluations_
+    with sklearn.config_context(array_api_dispatch=False):
+        host = KernelALMAClassifier(**params).fit(X, y)
+        ref = KernelALMAClassifier(block_size=AUTO_BLOCK_SIZE["host"], **params).fit(X, y)
+    np.testing.assert_array_equal(host.dual_coef_, ref.dual_coef_)
+    assert host.n_kernel_evaluations_ == ref.n_kernel_evaluations_
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_float32_computes_in_float32(ns, device):
     """float32 input: the products in float32, decisions within a few corrections of
     float64's, the decision values in float64 (as without dispatch)."""

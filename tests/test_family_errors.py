@@ -55,6 +55,7 @@ def data():
         (KernelPUMMAClassifier, "lam", -0.5),
         (KernelPUMMAClassifier, "delta", 1.5),
         (KernelPUMMAClassifier, "block_size", 0),
+        (KernelPerceptronClassifier, "block_size", "large"),
     ],
 )
 def test_invalid_parameters(data, cls, param, value):

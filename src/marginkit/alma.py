@@ -243,8 +243,10 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     coef0 : float, default=1.0
         Unlike scikit-learn's default of 0: ``poly`` with ``coef0 = 0`` is homogeneous
         and ``poly_rbf`` with ``coef0 = 0`` is an RBF kernel.
-    block_size : int >= 1, default=256
-        Examples per block. Any value gives the same corrections.
+    block_size : int >= 1 or "auto", default="auto"
+        Examples per block. Any value gives the same corrections (up to ties that the
+        last bit of a sum decides). "auto" is 768 for arrays on a GPU (under array API
+        dispatch) and 256 otherwise, the fastest measured (docs/gpu.md).
     cache_size : float >= 0, default=200
         Megabytes for the cache of each example's margin sums over the support vectors
         it has seen (``n_samples x n_problems`` numbers), which lets a later epoch of
@@ -307,7 +309,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         degree=3,
         gamma="scale",
         coef0=1.0,
-        block_size=256,
+        block_size="auto",
         cache_size=200,
         verbose=0,
         n_epochs="deprecated",

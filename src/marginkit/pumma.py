@@ -25,7 +25,12 @@ from ._core import pumma as K
 from ._core.arrays import answers_in_namespace
 from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
-from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
+from ._kernel_base import (
+    KERNEL_CONSTRAINTS,
+    KERNEL_DOC,
+    KernelOnlineClassifier,
+    block_size_for,
+)
 from .persistence import trusted_type
 
 
@@ -624,7 +629,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         gamma="scale",
         coef0=1.0,
         normalize=False,
-        block_size=256,
+        block_size="auto",
         cache_size=200,
         verbose=0,
         max_epochs="deprecated",
@@ -664,11 +669,11 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.converged_ = False
         return PairState(data.n_features, self._n_problems, data.sparse, kernel, self.normalize)
 
-    def _params(self):
+    def _params(self, data):
         return {
             "delta": float(self.delta),
             "lam": float(self.lam),
-            "block_size": int(self.block_size),
+            "block_size": block_size_for(self.block_size, data.backend),
             "fold_below": self._fold_below,
         }
 
@@ -712,14 +717,14 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         data = self._instances(X)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
-        b = int(self.block_size)
+        b = block_size_for(self.block_size, data.backend)
         step = n if every is None else -(-int(every) // b) * b
         cache = None if r["cache_P"] is None else (r["cache_P"], r["cache_seen"])
         slack = r["slack"]
 
         def run_chunk(order, lo, hi):
             updates, conflicts = train_pairs(
-                state, data, Y, order[lo:hi], slack, self._params(), cache, offset=lo
+                state, data, Y, order[lo:hi], slack, self._params(data), cache, offset=lo
             )
             return updates + conflicts
 
@@ -748,7 +753,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         state.new_data()
         slack = np.zeros((X.shape[0], Y.shape[1]))
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
-        train_pairs(state, data, Y, order, slack, self._params())
+        train_pairs(state, data, Y, order, slack, self._params(data))
         state.n_seen += X.shape[0]
         self.n_epochs_ += 1
         self._update_counts()

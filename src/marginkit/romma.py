@@ -180,7 +180,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         gamma="scale",
         coef0=1.0,
         normalize=False,
-        block_size=256,
+        block_size="auto",
         cache_size=200,
         verbose=0,
         n_epochs="deprecated",

@@ -116,6 +116,8 @@ class Host(_Common):
     device = None
     #: the products run when called (not queued on a device)
     queued = False
+    #: not an accelerator (see :attr:`Device.accelerated`)
+    accelerated = False
 
     def __init__(self, dtype=np.float64):
         self.dtype = np.dtype(dtype)
@@ -176,6 +178,13 @@ class Device(_Common):
         self.xp = xp
         self.device = device
         self.dtype = dtype
+
+    @property
+    def accelerated(self):
+        """Whether the device is not a CPU (the standard names devices freely: torch's
+        ``cpu``, array-api-strict's ``CPU_DEVICE``, JAX's ``TFRT_CPU_0``), which sets
+        the block size that ``block_size="auto"`` picks."""
+        return "cpu" not in str(self.device).lower()
 
     def same(self, other):
         return (
