@@ -48,9 +48,6 @@ def to_numpy(a, dtype=None):
     if a is None or sp.issparse(a) or isinstance(a, np.ndarray):
         out = a
     elif array_api_compat.is_array_api_obj(a):
-        # scikit-learn moves arrays (DLPack first) only with dispatch on; a model's
-        # arrays can be asked for with it off. Switching it on costs ~20 us, so only
-        # then: the walk brings every block's margins here.
         try:
             # DLPack with a device (the standard's 2023.12 exchange): one copy, without
             # scikit-learn's inspection of the array (~0.2 ms a call, and the walk brings

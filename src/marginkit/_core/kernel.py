@@ -392,14 +392,6 @@ class Instances:
     def n(self):
         return self.X.shape[0]
 
-    def block(self, rows):
-        """``(X, inv on the host, inv, sq)`` of ``rows`` (the last two on the backend)."""
-        bk = self.backend
-        idx = bk.index(rows)  # made once, on the device
-        take = bk.xp.take
-        sq = None if self.sq_dev is None else take(self.sq_dev, idx, axis=0)
-        return bk.take(self.X, idx), self.inv[rows], take(self.inv_dev, idx, axis=0), sq
-
     def chunks(self, step):
         """``(lo, hi, X, inv, sq)`` of consecutive rows, ``step`` at a time."""
         for lo in range(0, self.n, step):
@@ -868,7 +860,7 @@ class Ahead:
         self.plan = margins_plan(state, rows, coef, cache, 0, self.split)
         args = (state, data, lo, hi, self.plan, prev)
         if now or data.backend.queued or not OVERLAP:
-            self.future, self.made = None, products(*args)
+            self.future, self.done = None, products(*args)
         else:
             # scikit-learn's configuration (array API dispatch) is the caller's thread's
             self.future = thread_pool(1, "products").submit(
@@ -881,7 +873,7 @@ class Ahead:
         in-block Gram, ``F_last`` its margin sums over the vectors the block before
         stored (those from ``split`` to ``m``, made at that block's rows ``made``) when
         its kernel rows against that block were made, else None."""
-        Xb, inv_b, block, F, G, evals = self.made if self.future is None else self.future.result()
+        Xb, inv_b, block, F, G, evals = self.done if self.future is None else self.future.result()
         bk = data.backend
         b = self.rows.shape[0]
         stale = coef.version != self.version
@@ -896,11 +888,14 @@ class Ahead:
             plan = self.plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
             F, evals_F = block_margins(state, block, self.rows, plan, cache, bk)
             evals = evals_F + b * width
-        elif F is None:
-            F = add_kept(np.zeros((b, state.n_problems)), self.rows, self.plan, cache)
         else:
             # the walk adds to F (one transfer's view may not be writeable); Gb it reads
-            F = add_kept(np.require(F, requirements=["C", "W"]), self.rows, self.plan, cache)
+            F = (
+                np.zeros((b, state.n_problems))
+                if F is None
+                else np.require(F, requirements=["C", "W"])
+            )
+            F = add_kept(F, self.rows, self.plan, cache)
         return Xb, inv_b, block, F, G, last, evals
 
 

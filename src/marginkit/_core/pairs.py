@@ -26,6 +26,7 @@ from ..persistence import trusted_type
 from .kernel import (
     FLUSH_RATIO,
     Coefficients,
+    Ordered,
     RowStore,
     Stored,
     Sums,
@@ -473,10 +474,13 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
     bk = data.backend
     state.to(bk)
     coef = Coefficients.of(state, bk)
-    for lo in range(0, order.shape[0], b_max):
-        rows = order[lo : lo + b_max]
-        b = rows.shape[0]
-        Xb, inv_b, inv_bd, sq_bd = data.block(rows)
+    ordered = Ordered(data, order)
+    n = order.shape[0]
+    for lo in range(0, n, b_max):
+        hi = min(n, lo + b_max)
+        rows = order[lo:hi]
+        b = hi - lo
+        Xb, inv_b, inv_bd, sq_bd = ordered.block(lo, hi)
         m0 = state.m
         state.reserve(b * C)
         plan = margins_plan(state, rows, coef, cache, 0, m0)
