@@ -182,6 +182,41 @@ def test_one_transfer_per_block(ns, device, name, monkeypatch):
     np.testing.assert_allclose(to_numpy(clf.dual_coef_), ref.dual_coef_, rtol=1e-9, atol=1e-12)
 
 
+#: torch operations that launch no kernel on a device (views, and wrapping host data)
+_NO_KERNEL = {"slice", "unsqueeze", "permute", "alias", "t", "view", "expand", "lift_fresh"}
+
+
+def test_device_calls_per_block():
+    """A block of kernel ALMA costs about twenty operations on the device (each one is a
+    kernel launch on a GPU, about 25 us with torch): the rows gathered once, one product
+    against the stored vectors, the block and the block before, its elementwise pass,
+    the margins, the margins over the vectors the block before stored, one transfer,
+    and the new vectors stored. Counted on torch's CPU, as they would run on CUDA."""
+    torch = pytest.importorskip("torch", reason="counts torch's operations")
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Count(TorchDispatchMode):
+        n = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func.__name__.split(".")[0] not in _NO_KERNEL:
+                Count.n += 1
+            return func(*args, **(kwargs or {}))
+
+    X, y = make_blobs_pm(n=4096, d=16, n_classes=3, seed=1)
+    params = {"kernel": "poly", "degree": 4, "max_iter": 1, "block_size": 256}
+    clf = KernelALMAClassifier(**params)
+    Xt = torch.asarray(X)
+    with Count():
+        clf.fit(Xt, y)
+    blocks = X.shape[0] // 256
+    assert clf.support_vectors_.shape[0] > blocks  # corrections in every block
+    assert Count.n <= 22 * blocks, (Count.n, blocks)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelALMAClassifier(**params).fit(X, y)
+    np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
+
+
 @pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_auto_block_size(ns, device):
     """block_size="auto" is 768 examples a block for arrays on an accelerator and 256 on

@@ -91,7 +91,7 @@ class _Common:
         return a if a.dtype == wide else self.xp.astype(a, wide)
 
     def take_columns(self, K, cols):
-        return self.xp.take(K, self.index(cols), axis=1)
+        return self.take(K, cols, axis=1)
 
     def zero_before(self, K, first):
         """K with ``K[i, j] = 0`` where ``j < first[i]`` (``first``: host integers)."""
@@ -122,8 +122,9 @@ class Host(_Common):
     def same(self, other):
         return isinstance(other, Host) and other.dtype == self.dtype
 
-    def take(self, X, rows):
-        return X[rows]
+    def take(self, X, rows, axis=0):
+        """Rows (or, ``axis=1``, columns) ``rows`` of X; X may be sparse."""
+        return X[rows] if axis == 0 else np.take(X, self.index(rows), axis=axis)
 
     def index(self, idx):
         return np.asarray(idx, dtype=np.int64)
@@ -175,6 +176,14 @@ class Device(_Common):
         self.xp = xp
         self.device = device
         self.dtype = dtype
+        self._take = xp.take
+        if _is_torch(xp):
+            # array-api-compat's torch ``take`` first maps negative indices (torch's
+            # index_select has none: pytorch issue 146211), three more kernels a call on
+            # a GPU; the engine's indices are never negative
+            import torch
+
+            self._take = functools.partial(_index_select, torch)
 
     @property
     def accelerated(self):
@@ -191,8 +200,10 @@ class Device(_Common):
             and other.dtype == self.dtype
         )
 
-    def take(self, X, rows):
-        return self.xp.take(X, self.index(rows), axis=0)
+    def take(self, X, rows, axis=0):
+        """``xp.take`` of ``rows`` (host integers, or an index on this device; never
+        negative) along ``axis``."""
+        return self._take(X, self.index(rows), axis=axis)
 
     def index(self, idx):
         """Host integers as an index array on this device (one already there as is)."""
@@ -242,6 +253,17 @@ class Device(_Common):
 
     def __repr__(self):
         return f"Device({self.xp.__name__}, {self.device}, {self.dtype})"
+
+
+def _is_torch(xp):
+    """torch, or its array-api-compat wrapper (scikit-learn's own copy included)."""
+    return array_api_compat.is_torch_namespace(xp) or xp.__name__.endswith(
+        "array_api_compat.torch"
+    )
+
+
+def _index_select(torch, x, index, axis):
+    return torch.index_select(x, axis, index)
 
 
 def _numpy_dtype(backend):

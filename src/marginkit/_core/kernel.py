@@ -410,9 +410,8 @@ class Ordered:
         self.X, self.order = data.X, order
         self.index = bk.index(order)
         self.inv = data.inv[order]
-        take = bk.xp.take
-        self.inv_dev = take(data.inv_dev, self.index, axis=0)
-        self.sq_dev = None if data.sq_dev is None else take(data.sq_dev, self.index, axis=0)
+        self.inv_dev = bk.take(data.inv_dev, self.index)
+        self.sq_dev = None if data.sq_dev is None else bk.take(data.sq_dev, self.index)
 
     def block(self, lo, hi):
         """``(X, inv on the host, inv, sq)`` of the pass's rows lo..hi-1 (``hi`` within
@@ -1051,7 +1050,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
             store.append(
                 bk.take(Xb, idx),
                 bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
-                None if sq_bd is None else bk.xp.take(sq_bd, idx, axis=0),
+                None if sq_bd is None else bk.take(sq_bd, idx),
             )
             state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
             state.label[m0:m1] = class_index(Y_b[sv_rows])
