@@ -179,8 +179,8 @@ EXACT = {
     "aggressive-romma": lambda: ROMMAClassifier(
         aggressive=True, max_iter=20, tol=None, output="voted", fit_intercept=False
     ),
-    "pumma": lambda: PUMMAClassifier(max_iter=20, output="voted", lam=0.0),
-    "pumma3": lambda: PUMMAClassifier(p=3.0, max_iter=20, output="voted", lam=0.0),
+    "pumma": lambda: PUMMAClassifier(tol=None, max_iter=20, output="voted", lam=0.0),
+    "pumma3": lambda: PUMMAClassifier(tol=None, p=3.0, max_iter=20, output="voted", lam=0.0),
 }
 
 

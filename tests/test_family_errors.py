@@ -97,11 +97,11 @@ def test_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])  # the same point with both labels: not separable
     with pytest.warns(ConvergenceWarning, match="PUMMAClassifier did not converge"):
-        clf = PUMMAClassifier(max_iter=5, lam=0.0, output="last").fit(X, y)
+        clf = PUMMAClassifier(tol=None, max_iter=5, lam=0.0, output="last").fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
     # a soft margin separates anything
-    clf = PUMMAClassifier(lam=1.0, delta=0.1, output="last").fit(X, y)
+    clf = PUMMAClassifier(tol=None, lam=1.0, delta=0.1, output="last").fit(X, y)
     assert clf.converged_
 
 
@@ -119,9 +119,11 @@ def test_kernel_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="KernelPUMMAClassifier did not converge"):
-        clf = KernelPUMMAClassifier(kernel="linear", max_iter=5, lam=0.0, output="last").fit(X, y)
+        clf = KernelPUMMAClassifier(
+            tol=None, kernel="linear", max_iter=5, lam=0.0, output="last"
+        ).fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
-    clf = KernelPUMMAClassifier(kernel="linear", lam=1.0, output="last").fit(X, y)
+    clf = KernelPUMMAClassifier(tol=None, kernel="linear", lam=1.0, output="last").fit(X, y)
     assert clf.converged_
 
 

@@ -170,6 +170,7 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
     )
     with pytest.warns(ConvergenceWarning) if not full[5] else _no_warning():
         clf = MarginPerceptronClassifier(
+            tol=None,
             keep_corrections=True,
             gamma_guess=gamma_guess,
             max_iter=200,
@@ -198,7 +199,7 @@ def test_margin_perceptron_guarantee(seed):
     gamma = 0.3
     X, y = separable(n=200, d=6, margin=gamma, seed=seed)
     R = np.linalg.norm(X, axis=1).max()
-    clf = MarginPerceptronClassifier(output="last", fit_intercept=False).fit(X, y)
+    clf = MarginPerceptronClassifier(tol=None, output="last", fit_intercept=False).fit(X, y)
     assert clf.converged_
     w = clf.coef_[0]
     achieved = np.min(y * (X @ w)) / np.linalg.norm(w)
@@ -214,9 +215,9 @@ def test_margin_perceptron_fixed_guess_below_opt():
     gamma = 0.4
     X, y = separable(n=200, d=4, margin=gamma, seed=7)
     R = np.linalg.norm(X, axis=1).max()
-    clf = MarginPerceptronClassifier(gamma_guess=gamma, output="last", fit_intercept=False).fit(
-        X, y
-    )
+    clf = MarginPerceptronClassifier(
+        tol=None, gamma_guess=gamma, output="last", fit_intercept=False
+    ).fit(X, y)
     w = clf.coef_[0]
     assert clf.converged_ and clf.n_corrections_ <= 12 * R**2 / gamma**2
     assert np.min(y * (X @ w)) / np.linalg.norm(w) >= gamma / 2
@@ -226,7 +227,9 @@ def test_margin_perceptron_warns_on_inseparable_data():
     X = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     y = np.array([1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="did not separate the training data"):
-        clf = MarginPerceptronClassifier(max_iter=30, output="last", fit_intercept=False).fit(X, y)
+        clf = MarginPerceptronClassifier(
+            tol=None, max_iter=30, output="last", fit_intercept=False
+        ).fit(X, y)
     assert not clf.converged_
     assert clf.n_iter_[0] == 30
     assert np.all(np.isfinite(clf.coef_))
@@ -234,10 +237,10 @@ def test_margin_perceptron_warns_on_inseparable_data():
 
 def test_margin_perceptron_partial_fit_uses_current_guess():
     X, y = separable(n=100, d=4, margin=0.3, seed=3)
-    clf = MarginPerceptronClassifier(gamma_guess=0.5, output="last", fit_intercept=False)
+    clf = MarginPerceptronClassifier(tol=None, gamma_guess=0.5, output="last", fit_intercept=False)
     clf.partial_fit(X[:50], y[:50], classes=[-1, 1]).partial_fit(X[50:], y[50:])
     whole = MarginPerceptronClassifier(
-        gamma_guess=0.5, max_iter=1, output="last", fit_intercept=False
+        tol=None, gamma_guess=0.5, max_iter=1, output="last", fit_intercept=False
     )
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)

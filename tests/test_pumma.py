@@ -9,7 +9,7 @@ from conftest import make_blobs_pm
 from reference import ovr_targets, ovr_until_quiet, pumma_binary, pumma_scores
 from sklearn.exceptions import ConvergenceWarning
 
-from marginkit import PUMMAClassifier
+from marginkit import KernelPUMMAClassifier, PUMMAClassifier
 
 
 def rel_err(a, b):
@@ -43,7 +43,7 @@ def test_equals_reference(p, lam, sparse, n_classes):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = PUMMAClassifier(
-            keep_corrections=True, p=p, delta=0.2, lam=lam, max_iter=4, output="last"
+            tol=None, keep_corrections=True, p=p, delta=0.2, lam=lam, max_iter=4, output="last"
         ).fit(X, y)
     assert clf.converged_ == converged
     assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
@@ -75,10 +75,12 @@ def test_closed_form_equals_newton(lam):
 
 def test_partial_fit_equals_one_epoch():
     X, y = shifted_blobs(n=150, n_classes=3, seed=5)
-    whole = PUMMAClassifier(keep_corrections=True, max_iter=1, p=3.0, lam=0.0, output="last")
+    whole = PUMMAClassifier(
+        tol=None, keep_corrections=True, max_iter=1, p=3.0, lam=0.0, output="last"
+    )
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
-    parts = PUMMAClassifier(keep_corrections=True, p=3.0, lam=0.0, output="last")
+    parts = PUMMAClassifier(tol=None, keep_corrections=True, p=3.0, lam=0.0, output="last")
     for lo in range(0, 150, 50):
         parts.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:
@@ -89,10 +91,64 @@ def test_partial_fit_equals_one_epoch():
         )
 
 
-def test_fit_callback_sees_the_last_epoch():
+@pytest.mark.parametrize("kernel", [False, True])
+def test_fit_callback_sees_every_epoch(kernel):
+    """``callback(est, epoch)`` after each epoch of fit, as the other estimators call it,
+    with the model as that epoch left it: what a fit of that many epochs makes."""
     X, y = shifted_blobs(n=60, seed=2)
+    cls = KernelPUMMAClassifier if kernel else PUMMAClassifier
+    params = {"lam": 1.0, "tol": None, "output": "last"}
+    if kernel:
+        params["kernel"] = "linear"
     seen = []
-    clf = PUMMAClassifier(lam=1.0, output="last").fit(
-        X, y, callback=lambda est, epoch: seen.append(epoch)
-    )
-    assert seen == [clf.n_epochs_ - 1]
+
+    def record(est, epoch):
+        seen.append((epoch, est.n_epochs_, est.n_updates_, est.decision_function(X)))
+
+    clf = cls(**params).fit(X, y, callback=record)
+    assert clf.n_epochs_ > 2
+    assert [s[:2] for s in seen] == [(e, e + 1) for e in range(clf.n_epochs_)]
+    for epoch in (0, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            short = cls(max_iter=epoch + 1, **params).fit(X, y)
+        assert short.n_updates_ == seen[epoch][2]
+        np.testing.assert_allclose(short.decision_function(X), seen[epoch][3], rtol=1e-12)
+    assert seen[-1][2] == clf.n_updates_
+
+
+@pytest.mark.parametrize("kernel", [False, True])
+def test_tol_ends_the_epochs_as_max_iter_would(kernel):
+    """With ``tol`` the epochs end once no problem's updates fall by more than ``tol *
+    n`` below its fewest so far: the model is that of ``tol=None`` and as many epochs,
+    found before the epoch without update that ``tol=None`` runs to."""
+    X, y = shifted_blobs(n=300, n_classes=3, seed=4)
+    X = X + np.random.default_rng(0).normal(scale=2.0, size=X.shape)  # overlapping
+    cls = KernelPUMMAClassifier if kernel else PUMMAClassifier
+    params = {"lam": 1.0, "output": "avg"}
+    if kernel:
+        params["kernel"] = "linear"
+    early = cls(tol=1e-3, **params).fit(X, y)
+    full = cls(tol=None, **params).fit(X, y)
+    assert 1 < early.n_epochs_ < full.n_epochs_
+    assert not early.converged_ and full.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        same = cls(tol=None, max_iter=early.n_epochs_, **params).fit(X, y)
+    np.testing.assert_array_equal(same.decision_function(X), early.decision_function(X))
+    assert same.n_updates_ == early.n_updates_
+    assert early.n_iter_ == early.n_epochs_
+
+
+def test_tol_warns_only_when_the_epochs_ran_out_still_improving():
+    """Epochs that ``tol`` ended end quietly; ``max_iter`` epochs whose updates still
+    fell warn (``tol=None``: any ``max_iter`` epochs before one without update)."""
+    X, y = shifted_blobs(n=300, n_classes=3, seed=4)
+    X = X + np.random.default_rng(0).normal(scale=2.0, size=X.shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        PUMMAClassifier(lam=1.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="still fell"):
+        PUMMAClassifier(lam=1.0, max_iter=2).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="did not converge"):
+        PUMMAClassifier(lam=1.0, max_iter=2, tol=None).fit(X, y)

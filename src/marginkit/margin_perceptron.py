@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _checks as check
 from ._base import (
     KEEP_CORRECTIONS_DOC,
+    TOL,
     OnlineLinearClassifier,
     _Batch,
     check_epoch_loop,
@@ -19,6 +20,10 @@ from ._base import (
 )
 from ._core import linear as L
 from ._core.state import PNormState
+
+
+#: a checkpoint's record of ``tol`` (none in those written before it)
+_TOL_KEYS = ("fewest", "ended", "improving")
 
 
 class MarginPerceptronClassifier(OnlineLinearClassifier):
@@ -47,8 +52,17 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     max_iter : int >= 1, default=1000
         Epochs (passes over the training set) allowed in :meth:`fit`, over all the
         guesses of a binary problem. A :class:`~sklearn.exceptions.ConvergenceWarning`
-        says when they ran out before an epoch without update: the data may not be
-        separable (through the origin, unless ``fit_intercept``).
+        says when they ran out before an epoch without update (or, with ``tol``, while
+        the updates still fell): the data may not be separable (through the origin,
+        unless ``fit_intercept``).
+    tol : float >= 0 or None, default=1e-3
+        A binary problem also stops, before an epoch without update, after an epoch of
+        its guess that made no fewer updates than the fewest of an earlier epoch of that
+        guess less ``tol * n_samples`` (scikit-learn's rule for its ``Perceptron``, that
+        of the other marginkit estimators): on data that are not separable the plane
+        then no longer changes how well it fits them. None runs each problem until an
+        epoch makes no update (or ``max_iter`` epochs), the setting of the margin
+        guarantee.
     output : {{"last", "avg", "voted"}}, default="avg"
         The guarantee is for ``"last"``; the average and the vote are over the
         hypotheses of the final guess. The average by default (docs/defaults.md).
@@ -81,7 +95,8 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     n_iter_ : ndarray of shape (n_problems,)
         Epochs used per binary problem.
     converged_ : bool
-        Whether every binary problem ended with an epoch without update.
+        Whether every binary problem ended with an epoch without update (the margin
+        guarantee; ``tol`` may end them before).
     n_trials_ : int
     R_ : float
     n_features_in_ : int
@@ -92,7 +107,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     >>> from marginkit import MarginPerceptronClassifier
     >>> X = np.array([[2.0, 1.0], [1.0, 3.0], [-1.0, -2.0], [-3.0, -1.0]])
     >>> y = np.array([1, 1, -1, -1])
-    >>> clf = MarginPerceptronClassifier().fit(X, y)
+    >>> clf = MarginPerceptronClassifier(tol=None).fit(X, y)  # to an epoch without update
     >>> bool(clf.converged_), clf.predict(X)
     (True, array([ 1,  1, -1, -1]))
     """
@@ -103,6 +118,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": TOL,
         "output": [StrOptions({"last", "avg", "voted"})],
         "keep_corrections": ["boolean"],
         "shuffle": ["boolean"],
@@ -116,6 +132,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         *,
         gamma_guess=None,
         max_iter=1000,
+        tol=1e-3,
         output="avg",
         keep_corrections=False,
         shuffle=False,
@@ -125,6 +142,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     ):
         self.gamma_guess = gamma_guess
         self.max_iter = max_iter
+        self.tol = tol
         self.output = output
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
@@ -173,7 +191,20 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "problem", "pos", "done", "converged"}
-        check.attributes(resume, "_resume", names, ("order", "before"))
+        check.attributes(resume, "_resume", names, ("order", "before", *_TOL_KEYS))
+        if any(key in resume for key in _TOL_KEYS):
+            check.attributes(resume, "_resume", names | set(_TOL_KEYS), ("order", "before"))
+            fewest = resume["fewest"]
+            if isinstance(fewest, (bool, np.bool_)) or not isinstance(fewest, Real):
+                check.fail("_resume['fewest']", f"must be a number, got {type(fewest).__name__}")
+            if not fewest >= 0:
+                check.fail("_resume['fewest']", "must count updates, or be inf")
+            check.flag(resume["ended"], "_resume['ended']")
+            improving = resume["improving"]
+            if type(improving) is not list or len(improving) != problem:
+                check.fail("_resume['improving']", f"must list the {problem} problems done")
+            for flag in improving:
+                check.flag(flag, "_resume['improving']")
         check_fingerprint(resume["fingerprint"])
         problem = check.integer(resume["problem"], "_resume['problem']", 0, self._n_problems)
         converged = resume["converged"]
@@ -194,6 +225,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
             "pos": 0,
             "done": False,
             "converged": [],
+            "fewest": np.inf,
+            "ended": False,
+            "improving": [],
         }
 
     def _train_resumable(self, X, y, callback, save, every):
@@ -220,32 +254,38 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     self._update_counts()
                     save()
             r["pos"] = 0
-            return within
+            return within, n
 
         self._schedule(epoch, save, callback)
 
     def _stream_epochs(self, stream, callback):
         self._resume = {"problem": 0, "pos": 0, "done": False, "converged": []}
+        self._resume.update(fewest=np.inf, ended=False, improving=[])
 
         def epoch(j):
+            rows = 0
             for X, y in self._stream_chunks(stream):
                 batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
                 y_pm = self._targets(y)[j]
                 if not self._run_all(self._states[j], batch, y_pm, np.arange(X.shape[0])):
-                    return False
-            return True
+                    return False, rows
+                rows += X.shape[0]
+            return True, rows
 
         self._schedule(epoch, None, callback)
         del self._resume
 
     def _schedule(self, epoch, save, callback):
-        """Each problem's epochs (``epoch(j)``: one pass, False when the budget ran out)
-        until one makes no update, halving the guess on every overrun."""
+        """Each problem's epochs (``epoch(j)``: one pass, ``(False, rows)`` when the
+        budget ran out, else ``(True, rows)``) until one makes no update (or ``tol``
+        ends them), halving the guess on every overrun."""
         r = self._resume
+        if "ended" not in r:  # a checkpoint written before tol
+            r.update(fewest=np.inf, ended=False, improving=[not c for c in r["converged"]])
         schedule = self.gamma_guess is None
         with self._progress(self.max_iter * len(self._states), "epoch") as bar:
             for j in range(r["problem"], len(self._states)):
-                while not r["done"] and self.n_iter_[j] < self.max_iter:
+                while not (r["done"] or r["ended"]) and self.n_iter_[j] < self.max_iter:
                     self._gamma = float(self.gamma_guess_[j])
                     # 12 R^2 / gamma^2 updates (past 2^62, as many as there can be)
                     with np.errstate(over="ignore"):
@@ -253,7 +293,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     self._max_updates = int(min(np.floor(budget), 2.0**62)) if schedule else -1
                     if r["pos"] == 0:  # a new epoch
                         r["before"] = self._states[j].n_corrections
-                    within = epoch(j)
+                    within, rows = epoch(j)
                     self.n_iter_[j] += 1
                     bar.update(1)
                     if not within:
@@ -262,19 +302,28 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                         self._states[j] = PNormState(self._states[j].d, 2.0, self._keeps_log)
                         self.gamma_guess_[j] /= 2.0
                         self.n_restarts_[j] += 1
+                        r["fewest"] = np.inf
                     else:
-                        r["done"] = self._states[j].n_corrections == r["before"]
+                        made = self._states[j].n_corrections - r["before"]
+                        r["done"] = made == 0
+                        margin = 0.0 if self.tol is None else self.tol * rows
+                        r["ended"] = self.tol is not None and not made < r["fewest"] - margin
+                        r["fewest"] = min(r["fewest"], made)
                     if save is not None:
                         self._update_counts()
                         save()
                 r["converged"].append(bool(r["done"]))
+                r["improving"].append(not (r["done"] or r["ended"]))
                 ended_early(bar, self.max_iter - int(self.n_iter_[j]))
                 r["problem"] = j + 1
-                r["done"] = False
+                r["done"] = r["ended"] = False
+                r["fewest"] = np.inf
         self._max_updates = -1
         self._update_counts()
         self.converged_ = bool(all(r["converged"]))
-        if not self.converged_:
+        # tol=None: every problem runs to an epoch without update; with tol, those that
+        # ran out of epochs while their updates still fell
+        if any(r["improving"]) if self.tol is not None else not self.converged_:
             warnings.warn(
                 f"MarginPerceptronClassifier did not separate the training data with margin "
                 f"gamma_guess_ / 2 within max_iter={self.max_iter} epochs; the data may not "

@@ -13,6 +13,7 @@ from . import _checks as check
 from ._base import (
     KEEP_CORRECTIONS_DOC,
     RENAMED,
+    TOL,
     OnlineLinearClassifier,
     _Batch,
     check_epoch_loop,
@@ -108,13 +109,29 @@ class PUMMAState(PNormState):
         check.integer(self.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)
 
 
-def _end_of_fit(est, converged, callback):
+#: ``tol`` of PUMMA's epochs, which also end when one makes no update
+TOL_DOC = """tol : float >= 0 or None, default=1e-3
+        :meth:`fit` also stops, before an epoch without update, after an epoch in which
+        no one-vs-rest problem made fewer updates than in its best earlier epoch by more
+        than ``tol * n_samples`` (scikit-learn's rule for its ``Perceptron``; that of
+        the other marginkit estimators): on data that are not separable (in the
+        soft-margin space, every labelled set is, but the updates may take many epochs
+        to stop) the model then no longer changes how well it fits them. None runs
+        until an epoch makes no update, the setting of the margin guarantee (and of the
+        COLT 2008 experiments), or ``max_iter`` epochs."""
+
+
+def _end_of_fit(est, r):
+    """``converged_``, and the warning of epochs that ran out: before an epoch without
+    update (``tol=None``), or while the updates still fell."""
     est._update_counts()
-    est.converged_ = bool(converged)
-    if not est.converged_:
+    est.converged_ = bool(r["done"])
+    if est.converged_:
+        return
+    if est.tol is None:
         _warn_not_converged(est)
-    if callback is not None:
-        callback(est, est.n_epochs_ - 1)
+    else:
+        est._end_of_passes({**r, "epoch": est.n_epochs_})
 
 
 class _Streaming:
@@ -158,17 +175,18 @@ class _Streaming:
             check.array(self.margin_, "margin_", np.float64, (self._n_problems,))
 
     def _stream_epochs(self, stream, callback):
-        done = False
+        r = {"done": False, **self._fresh_passes()}
         with self._progress(self._max_iter, "epoch") as bar:
-            while not done and self.n_epochs_ < self._max_iter:
+            while not (r["done"] or r["ended"]) and self.n_epochs_ < self._max_iter:
                 epochs = self.n_epochs_
-                done = self._stream_pass(stream)[0] == 0
+                changes, rows = self._stream_pass(stream)
                 self.n_epochs_ = epochs + 1  # partial passes count chunks
-                bar.update(1)
+                _epoch_ends(self, r, rows, changes, bar, callback)
+            ended_early(bar, self._max_iter - self.n_epochs_)
         # the training margin: the smallest over the chunks
         margins = [self._chunk_margins(X, y) for X, y in self._stream_chunks(stream)]
         self._keep_margin(np.min(margins, axis=0))
-        _end_of_fit(self, done, callback)
+        _end_of_fit(self, r)
 
 
 class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
@@ -218,8 +236,10 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         separable in the augmented space, so training converges; 1 is the COLT 2008
         real-data setting and the default (docs/defaults.md).
     max_iter : int >= 1, default=1000
-        :meth:`fit` passes over the data until an epoch makes no update, or this many.
-        A :class:`~sklearn.exceptions.ConvergenceWarning` says when they ran out.
+        :meth:`fit` passes over the data until an epoch makes no update (or ``tol``
+        ends them), or this many. A :class:`~sklearn.exceptions.ConvergenceWarning`
+        says when they ran out.
+    {TOL_DOC}
     max_epochs : int >= 1
         Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
         until marginkit 0.3.
@@ -267,7 +287,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     >>> from marginkit import PUMMAClassifier
     >>> from marginkit.datasets import make_r_of_k
     >>> X, y = make_r_of_k(400, r=1, random_state=0)
-    >>> clf = PUMMAClassifier(delta=0.1).fit(X, y)
+    >>> clf = PUMMAClassifier(delta=0.1, tol=None).fit(X, y)  # to an epoch without update
     >>> bool(clf.converged_), clf.score(X, y)
     (True, 1.0)
     """
@@ -277,6 +297,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         "delta": [Interval(Real, 0, 1, closed="left")],
         "lam": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": TOL,
         "max_epochs": RENAMED,
         "output": [StrOptions({"last", "avg", "voted"})],
         "keep_corrections": ["boolean"],
@@ -298,6 +319,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         delta=0.1,
         lam=1.0,
         max_iter=1000,
+        tol=1e-3,
         output="avg",
         keep_corrections=False,
         shuffle=False,
@@ -309,6 +331,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.delta = delta
         self.lam = lam
         self.max_iter = max_iter
+        self.tol = tol
         self.output = output
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
@@ -390,8 +413,9 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes"))
+        check.attributes(resume, "_resume", names, ("order", "changes", *self._pass_keys))
         check_fingerprint(resume["fingerprint"])
+        _check_tol_record(self, resume)
         slacks = resume["slacks"]
         if type(slacks) is not list or len(slacks) != self._n_problems:
             check.fail("_resume['slacks']", f"must be a list of {self._n_problems} arrays")
@@ -412,6 +436,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             "slacks": [state.new_data(n) for state in self._states],
             "pos": 0,
             "done": False,
+            **self._fresh_passes(),
         }
 
     def _train_resumable(self, X, y, callback, save, every):
@@ -432,10 +457,10 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 changes += updates + conflicts
             return changes
 
-        _epochs_until_quiet(self, n, step, save, run_chunk)
+        _epochs_until_quiet(self, n, step, save, run_chunk, callback)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack)
-        _end_of_fit(self, r["done"], callback)
+        _end_of_fit(self, r)
 
     def _chunk_margins(self, X, y):
         """The training margin of every problem on one chunk (no slack: lam = 0)."""
@@ -557,7 +582,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         The 2-norm soft margin; 0 is the hard margin (see
         :class:`~marginkit.PUMMAClassifier`; docs/defaults.md).
     max_iter : int >= 1, default=1000
-        :meth:`fit` passes over the data until an epoch makes no update, or this many.
+        :meth:`fit` passes over the data until an epoch makes no update (or ``tol``
+        ends them), or this many.
+    {TOL_DOC}
     max_epochs : int >= 1
         Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
         until marginkit 0.3.
@@ -599,7 +626,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(300, 2))
     >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.5).astype(int)
-    >>> clf = KernelPUMMAClassifier(kernel="rbf", gamma=1.0, lam=0.1).fit(X, y)
+    >>> clf = KernelPUMMAClassifier(kernel="rbf", gamma=1.0, lam=0.1, tol=None).fit(X, y)
     >>> bool(clf.converged_), clf.score(X, y)
     (True, 1.0)
     """
@@ -609,9 +636,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         "lam": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "max_epochs": RENAMED,
-        **{
-            k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "tol", "n_epochs")
-        },
+        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "n_epochs")},
         "normalize": ["boolean"],
     }
 
@@ -621,6 +646,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         delta=0.1,
         lam=1.0,
         max_iter=1000,
+        tol=1e-3,
         output="avg",
         shuffle=False,
         random_state=None,
@@ -637,6 +663,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.delta = delta
         self.lam = lam
         self.max_iter = max_iter
+        self.tol = tol
         self.output = output
         self.shuffle = shuffle
         self.random_state = random_state
@@ -686,8 +713,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes"))
+        check.attributes(resume, "_resume", names, ("order", "changes", *self._pass_keys))
         check_fingerprint(resume["fingerprint"])
+        _check_tol_record(self, resume)
         slack = resume["slack"]
         if n is None:
             n = slack.shape[0] if isinstance(slack, np.ndarray) and slack.ndim == 2 else 0
@@ -708,6 +736,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             "cache_seen": np.zeros(n, dtype=np.int64) if cache else None,
             "pos": 0,
             "done": False,
+            **self._fresh_passes(),
         }
 
     def _train_resumable(self, X, y, callback, save, every):
@@ -728,10 +757,10 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             )
             return updates + conflicts
 
-        _epochs_until_quiet(self, n, step, save, run_chunk)
+        _epochs_until_quiet(self, n, step, save, run_chunk, callback)
         state.n_seen += n
         self._keep_margin(self._margins(data, Y, slack))
-        _end_of_fit(self, r["done"], callback)
+        _end_of_fit(self, r)
 
     def _margins(self, data, Y, slack):
         """The training margin of every problem on rows X, slack coordinates included."""
@@ -798,17 +827,21 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
 
 
-def _epochs_until_quiet(est, n, step, save, run_chunk):
-    """PUMMA's epochs: until one makes no update (or ``max_iter``), from ``est._resume``.
+def _epochs_until_quiet(est, n, step, save, run_chunk, callback):
+    """PUMMA's epochs: until one makes no update (or ``tol`` ends them, or
+    ``max_iter``), from ``est._resume``; ``callback(est, epoch)`` after each.
 
     ``run_chunk(order, lo, hi)`` trains on ``order[lo:hi]`` and returns the updates and
     conflicts it made; with ``save``, a checkpoint follows every ``step`` trials and every
     epoch.
     """
     r = est._resume
+    if "ended" not in r:
+        # a checkpoint written before tol: its epoch so far counts from here
+        r.update(est._fresh_passes())
     with est._progress(est._max_iter, "epoch") as bar:
         # every one-vs-rest problem sees the same epochs, until none updates
-        while not r["done"] and est.n_epochs_ < est._max_iter:
+        while not (r["done"] or r["ended"]) and est.n_epochs_ < est._max_iter:
             if r["pos"] == 0:  # a new epoch
                 r["order"] = r["rng"].permutation(n) if est.shuffle else np.arange(n)
                 r["changes"] = 0
@@ -823,12 +856,32 @@ def _epochs_until_quiet(est, n, step, save, run_chunk):
                     save()
             est.n_epochs_ += 1
             r["pos"] = 0
-            r["done"] = r["changes"] == 0
-            bar.update(1)
+            _epoch_ends(est, r, n, r["changes"], bar, callback)
             if save is not None:
                 est._update_counts()
                 save()
         ended_early(bar, est._max_iter - est.n_epochs_)
+
+
+def _epoch_ends(est, r, n, changes, bar, callback):
+    """An epoch over ``n`` rows made ``changes`` (updates and conflicts): whether the
+    epochs are done (none) or ended by ``tol``; the progress bar and the callback."""
+    est._pass_ends(r, n)
+    r["done"] = changes == 0
+    bar.update(1)
+    if callback is not None:
+        est._update_counts()
+        callback(est, est.n_epochs_ - 1)
+
+
+def _check_tol_record(est, resume):
+    """The ``tol`` record of a checkpoint's progress (none before tol)."""
+    present = [key for key in est._pass_keys if key in resume]
+    if present:
+        missing = sorted(set(est._pass_keys) - set(present))
+        if missing:
+            check.fail("_resume", f"lacks {', '.join(missing)}")
+        est._check_passes(resume)
 
 
 def _warn_not_converged(est):

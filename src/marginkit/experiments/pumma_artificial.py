@@ -213,7 +213,7 @@ def make_estimator(algorithm: str, p: float, delta: float = DELTA):
     features for all of them.
     """
     if algorithm == "pumma":
-        return PUMMAClassifier(p=p, delta=delta, lam=0.0, output="last")
+        return PUMMAClassifier(p=p, delta=delta, lam=0.0, tol=None, output="last")
     if algorithm == "alma":
         return ALMAClassifier(p=p, alpha=delta, fit_intercept=True, output="last")
     if algorithm in ("romma", "aromma"):
