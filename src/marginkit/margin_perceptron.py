@@ -21,9 +21,17 @@ from ._base import (
 from ._core import linear as L
 from ._core.state import PNormState
 
-
 #: a checkpoint's record of ``tol`` (none in those written before it)
 _TOL_KEYS = ("fewest", "ended", "improving")
+
+
+def _check_flags(resume, key, problems):
+    """``resume[key]`` lists a flag for each of the ``problems`` problems done."""
+    flags = resume[key]
+    if type(flags) is not list or len(flags) != problems:
+        check.fail(f"_resume['{key}']", f"must list the {problems} problems done")
+    for flag in flags:
+        check.flag(flag, f"_resume['{key}']")
 
 
 class MarginPerceptronClassifier(OnlineLinearClassifier):
@@ -192,6 +200,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "problem", "pos", "done", "converged"}
         check.attributes(resume, "_resume", names, ("order", "before", *_TOL_KEYS))
+        check_fingerprint(resume["fingerprint"])
+        problem = check.integer(resume["problem"], "_resume['problem']", 0, self._n_problems)
+        _check_flags(resume, "converged", problem)
         if any(key in resume for key in _TOL_KEYS):
             check.attributes(resume, "_resume", names | set(_TOL_KEYS), ("order", "before"))
             fewest = resume["fewest"]
@@ -200,18 +211,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
             if not fewest >= 0:
                 check.fail("_resume['fewest']", "must count updates, or be inf")
             check.flag(resume["ended"], "_resume['ended']")
-            improving = resume["improving"]
-            if type(improving) is not list or len(improving) != problem:
-                check.fail("_resume['improving']", f"must list the {problem} problems done")
-            for flag in improving:
-                check.flag(flag, "_resume['improving']")
-        check_fingerprint(resume["fingerprint"])
-        problem = check.integer(resume["problem"], "_resume['problem']", 0, self._n_problems)
-        converged = resume["converged"]
-        if type(converged) is not list or len(converged) != problem:
-            check.fail("_resume['converged']", f"must list the {problem} problems done")
-        for done in converged:
-            check.flag(done, "_resume['converged']")
+            _check_flags(resume, "improving", problem)
         if n is None:
             order = resume.get("order")
             n = order.shape[0] if isinstance(order, np.ndarray) and order.ndim == 1 else 1
