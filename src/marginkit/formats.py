@@ -546,6 +546,27 @@ def _room(idx, col, n_features, auto, line, index_limit, nnz, data, st):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _index_status(idx, prev, base, st):
+    """``_DONE`` if feature index ``idx`` may follow ``prev`` on a line (indices of a
+    one-based file start at 1, and rise), else the error (noted in ``st``)."""
+    if idx < 0 or (base == 1 and idx == 0):
+        st[_ERRA] = idx
+        return _E_INVALID
+    if idx <= prev:
+        st[_ERRA], st[_ERRB] = idx, prev
+        return _E_ORDER
+    return _DONE
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put(data, indices, nnz, value, col):
+    """Store ``value`` at column ``col`` as entry ``nnz``; the entries then held."""
+    data[nnz] = value
+    indices[nnz] = col
+    return nnz + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _is_space(c):
     """bytes.split()'s whitespace: space, \\t, \\n, \\v, \\f, \\r."""
     return c == 32 or 9 <= c <= 13
@@ -611,26 +632,15 @@ def _parse_svmlight(buf, end, options, out, work, st):
                 ok, idx, value, q = _fast_pair(buf, p, end, nul)
                 if ok:
                     ntok = 2
-                    if base == 1 and idx == 0:
-                        status = _E_INVALID
-                        st[_ERRA] = idx
-                        break
-                    if idx <= prev:
-                        status = _E_ORDER
-                        st[_ERRA], st[_ERRB] = idx, prev
+                    status = _index_status(idx, prev, base, st)
+                    if status != _DONE:
                         break
                     col = idx - base
                     status = _room(idx, col, n_features, auto, line, index_limit, nnz, data, st)
                     if status != _DONE:
                         break
-                    data[nnz] = value
-                    indices[nnz] = col
-                    nnz += 1
-                    prev = idx
-                    if idx < low:
-                        low = idx
-                    if idx > high:
-                        high = idx
+                    nnz = _put(data, indices, nnz, value, col)
+                    prev, low, high = idx, min(low, idx), max(high, idx)
                     p = q
                     continue
             t0 = p
@@ -704,13 +714,8 @@ def _parse_svmlight(buf, end, options, out, work, st):
                 status = _E_INDEX if code == 1 else _E_HUGE
                 st[_ERRS], st[_ERRE] = t0, colon
                 break
-            if idx < 0 or (base == 1 and idx == 0):
-                status = _E_INVALID
-                st[_ERRA] = idx
-                break
-            if idx <= prev:
-                status = _E_ORDER
-                st[_ERRA], st[_ERRB] = idx, prev
+            status = _index_status(idx, prev, base, st)
+            if status != _DONE:
                 break
             code, value = _parse_float(buf, colon + 1, t1, scratch, endp)
             if code == _NUMBER_BAD:
@@ -728,14 +733,8 @@ def _parse_svmlight(buf, end, options, out, work, st):
                 pending[npend, 0], pending[npend, 1] = 1, nnz
                 pending[npend, 2], pending[npend, 3] = colon + 1, t1
                 npend += 1
-            data[nnz] = value
-            indices[nnz] = col
-            nnz += 1
-            prev = idx
-            if idx < low:
-                low = idx
-            if idx > high:
-                high = idx
+            nnz = _put(data, indices, nnz, value, col)
+            prev, low, high = idx, min(low, idx), max(high, idx)
         if status == _DONE and ntok > 0 and want_qid:
             if st[_QIDMODE] < 0:
                 st[_QIDMODE] = 1 if has_qid else 0
