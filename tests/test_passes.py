@@ -15,8 +15,11 @@ from marginkit import (
     ALMAClassifier,
     KernelALMAClassifier,
     KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
     KernelROMMAClassifier,
+    MarginPerceptronClassifier,
     PerceptronClassifier,
+    PUMMAClassifier,
     ROMMAClassifier,
 )
 from marginkit.streaming import fit_file
@@ -186,3 +189,143 @@ def test_the_most_passes_cost_no_memory_until_made():
         tracemalloc.stop()
         assert est.n_iter_ < 1000
         assert peak < 20 * 2**20  # the 1000 orders alone would take 160 MB
+
+
+# -- the estimators whose epochs go on until one makes no update --------------------------
+QUIET = [PUMMAClassifier, KernelPUMMAClassifier, MarginPerceptronClassifier]
+quiet_ids = [cls.__name__ for cls in QUIET]
+
+
+def make_quiet(cls, **params):
+    if cls is KernelPUMMAClassifier:
+        params = {"kernel": "linear", "block_size": 16, **params}
+    return cls(**params)
+
+
+def overlapping():
+    X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
+    return X + np.random.default_rng(1).normal(scale=1.5, size=X.shape), y
+
+
+def updates_of(est):
+    """The updates of each one-vs-rest problem so far, restarts of the margin
+    Perceptron's guess excluded (the rule counts the epochs of the current guess)."""
+    counts = np.array(est.n_corrections_per_class_, dtype=np.int64)
+    return counts - getattr(est, "_updates_before", 0)
+
+
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_tol_ends_the_epochs_of_the_estimators_that_run_until_quiet(cls):
+    """PUMMA's epochs end by the rule of the other estimators (counted on every
+    problem at once, from the callback after each epoch); the margin Perceptron's
+    problems, which run one after the other, each by it: every problem stops before
+    an epoch without update, and the model is that of the same epochs without tol."""
+    X, y = overlapping()
+    if cls is MarginPerceptronClassifier:
+        est = make_quiet(cls, tol=1e-3, gamma_guess=0.5, output="last")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            est.fit(X, y)
+        assert np.all((est.n_iter_ > 1) & (est.n_iter_ < 1000)) and not est.converged_
+        for j, epochs in enumerate(est.n_iter_):
+            # the problem alone, epoch by epoch: the rule ends it at the same epoch
+            yj = np.where(y == est.classes_[j], 1, -1)
+            made = []
+            for k in range(1, epochs + 1):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    one = make_quiet(cls, tol=None, max_iter=k, gamma_guess=0.5, output="last")
+                    one.fit(X, yj)
+                made.append(int(one.n_corrections_))
+            per_epoch = np.diff([0, *made])
+            fewest = np.minimum.accumulate(per_epoch)
+            assert per_epoch[-1] >= fewest[-2] - 1e-3 * X.shape[0]
+            assert np.all(per_epoch[1:-1] < fewest[:-2] - 1e-3 * X.shape[0])
+            np.testing.assert_allclose(
+                one.decision_function(X), est.decision_function(X)[:, j], rtol=1e-12
+            )
+        return
+    counts = []
+    est = make_quiet(cls, tol=1e-3, output="avg")
+    est.fit(X, y, callback=lambda model, epoch: counts.append(updates_of(model)))
+    passes, warns = expected(np.array(counts), X.shape[0], 1e-3, 1000)
+    assert est.n_epochs_ == est.n_iter_ == passes == len(counts) > 1 and not warns
+    assert not est.converged_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        same = make_quiet(cls, tol=None, max_iter=passes, output="avg").fit(X, y)
+    np.testing.assert_array_equal(same.decision_function(X), est.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_epochs_that_run_out_still_improving_warn(cls):
+    X, y = overlapping()
+    params = {"gamma_guess": 0.5} if cls is MarginPerceptronClassifier else {}
+    with pytest.warns(ConvergenceWarning, match="still fell|did not separate"):
+        make_quiet(cls, tol=0.0, max_iter=2, **params).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_a_checkpointed_fit_with_tol_stops_where_the_plain_fit_does(cls, tmp_path):
+    X, y = overlapping()
+    params = {"tol": 1e-3, "shuffle": True, "random_state": 2, "output": "last"}
+    if cls is MarginPerceptronClassifier:
+        params["gamma_guess"] = 0.5
+    plain = make_quiet(cls, **params).fit(X, y)
+    path = tmp_path / "c.skops"
+    ckpt = make_quiet(cls, **params).fit(X, y, checkpoint=path, checkpoint_every=32)
+    np.testing.assert_array_equal(ckpt.n_iter_, plain.n_iter_)
+    np.testing.assert_array_equal(ckpt.decision_function(X), plain.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_a_checkpoint_written_before_tol_resumes(cls, tmp_path, monkeypatch):
+    """A checkpoint's progress without the record of tol (as written before it) goes on
+    as tol=None did: the model of an uninterrupted run."""
+    import marginkit.persistence as persistence
+    from marginkit import load, save
+
+    X, y = overlapping()
+    params = {"tol": None, "max_iter": 6, "output": "last"}
+    if cls is MarginPerceptronClassifier:
+        params["gamma_guess"] = 0.5
+    path = tmp_path / "c.skops"
+
+    def save_then_stop(model, where, *args, **kwargs):
+        save(model, where, *args, **kwargs)
+        raise KeyboardInterrupt
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        plain = make_quiet(cls, **params).fit(X, y)
+        monkeypatch.setattr(persistence, "save", save_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            make_quiet(cls, **params).fit(X, y, checkpoint=path, checkpoint_every=50)
+        monkeypatch.undo()
+        old = load(path)
+        assert 0 < old._resume["pos"]
+        keys = [key for key in ("at_start", "fewest", "improving", "ended") if key in old._resume]
+        assert keys
+        for key in keys:
+            del old._resume[key]
+        save(old, path)
+        resumed = make_quiet(cls, **params).fit(X, y, checkpoint=path)
+    np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_a_model_saved_before_tol_runs_until_quiet(cls):
+    X, y = make_blobs_pm(n=60, d=4, seed=1)
+    state = make_quiet(cls, max_iter=2, tol=None).fit(X, y).__getstate__()
+    del state["tol"]
+    old = cls.__new__(cls)
+    old.__setstate__(state)
+    assert old.get_params()["tol"] is None
+
+
+@pytest.mark.parametrize("tol", [-1e-3, "0.1"])
+@pytest.mark.parametrize("cls", QUIET, ids=quiet_ids)
+def test_a_bad_tol_is_refused_until_quiet(cls, tol):
+    X, y = make_blobs_pm(n=60, d=4, seed=1)
+    with pytest.raises(InvalidParameterError, match=r"The 'tol' parameter of " + cls.__name__):
+        make_quiet(cls, tol=tol).fit(X, y)
