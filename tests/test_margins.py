@@ -337,6 +337,83 @@ def test_hard_margin_matches_svc(seed, sparse):
     assert gamma == pytest.approx(1.0 / np.linalg.norm(svc.coef_), rel=1e-5)
 
 
+SCALES = [1e-300, 1e-150, 1e-6, 1e-3, 1e3, 1e6, 1e150, 1e300]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, np.inf])
+def test_max_margin_is_scale_invariant(p, fit_intercept, sparse):
+    """The margin of the data times c is c times that of the data, from 1e-300 to 1e300,
+    and the plane returned attains it there (the solver's tolerances are absolute: the
+    program is solved on the data scaled to entries below 1)."""
+    pytest.importorskip("cvxpy", reason="max_margin needs the 'margins' extra")
+    X, y, _, _ = separable(n=40, d=5, p=p, seed=3, bias=fit_intercept)
+    wrap = sp.csr_matrix if sparse else np.asarray
+    gamma = max_margin(wrap(X), y, p, fit_intercept=fit_intercept)
+    for c in SCALES:
+        Xc = wrap(X * c)
+        got, w, b = max_margin(Xc, y, p, fit_intercept=fit_intercept, return_coef=True)
+        assert got / c == pytest.approx(gamma, rel=1e-6), c
+        assert margin(w, Xc, y, p, intercept=b) == pytest.approx(got, rel=1e-9), c
+
+
+@pytest.mark.parametrize("normalize", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_margin_is_scale_invariant(sparse, normalize):
+    """The margin of (c w, c d b) on d X is d times that of (w, b) on X (normalised,
+    that of (c w, c b): the same), for any scales a float64 holds, also where w . x
+    itself would overflow or underflow."""
+    X, y, w, b = separable(n=40, d=5, seed=3)
+    wrap = sp.csr_matrix if sparse else np.asarray
+    base = margin_distribution(w, X, y, intercept=b, normalize=normalize)
+    for d in SCALES:
+        for c in [1e-300, 1e-20, 1.0, 1e20, 1e300]:
+            if not (1e-300 <= c * d <= 1e300):
+                continue
+            got = margin_distribution(
+                w * c,
+                wrap(X * d),
+                y,
+                intercept=b * c * (1 if normalize else d),
+                normalize=normalize,
+            )
+            want = base if normalize else base * d
+            np.testing.assert_allclose(got, want, rtol=1e-12, err_msg=f"{c}, {d}")
+
+
+@pytest.mark.parametrize("c", [1e-6, 1e-3, 1e3, 1e6])
+def test_max_margin_at_any_scale_matches_svc(c):
+    """At scale c the margin is c times a hard-margin SVC's at scale 1."""
+    pytest.importorskip("cvxpy", reason="max_margin needs the 'margins' extra")
+    X, y, _, _ = separable(n=80, d=6, seed=1)
+    svc = SVC(kernel="linear", C=1e10, tol=1e-10).fit(X, y)
+    assert max_margin(X * c, y) / c == pytest.approx(1.0 / np.linalg.norm(svc.coef_), rel=1e-5)
+
+
+def test_soft_margin_scales_with_lam():
+    """The soft margin of (c x, c^2 lam) is c times that of (x, lam): the augmented
+    coordinate sqrt(lam) scales with the data."""
+    pytest.importorskip("cvxpy", reason="max_margin needs the 'margins' extra")
+    X, y, _, _ = separable(n=40, d=4, seed=5)
+    X[:4] = -X[:4]  # not separable: only the soft margin exists
+    gamma = max_margin(X, y, lam=0.5)
+    for c in [1e-100, 1e-3, 1e3, 1e100]:
+        assert max_margin(X * c, y, lam=0.5 * c * c) / c == pytest.approx(gamma, rel=1e-6)
+
+
+def test_max_margin_coef_too_large_for_a_float64():
+    """Features near the smallest float64: the margin is returned, but the optimal w,
+    of norm 1 / gamma, cannot be."""
+    pytest.importorskip("cvxpy", reason="max_margin needs the 'margins' extra")
+    X, y, _, _ = separable(n=30, d=3, seed=3)
+    gamma = max_margin(X, y)
+    tiny = X * 1e-310
+    assert max_margin(tiny, y) / gamma == pytest.approx(1e-310, rel=1e-3)
+    with pytest.raises(ValueError, match="more than a float64 holds"):
+        max_margin(tiny, y, return_coef=True)
+
+
 @pytest.mark.parametrize("lam", [0.1, 1.0, 5.0])
 def test_soft_margin_matches_svc_on_augmented_kernel(lam):
     """x_i . x_j + lam [i = j] as a precomputed kernel, hard margin, with bias."""

@@ -221,15 +221,22 @@ def margin_distribution(estimator_or_coef, X, y, p=2, *, intercept=None, normali
         raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
     signs = np.where(y == classes[1], 1.0, -1.0)
     p_ = _resolve_p(p, X.shape[1])
-    norm_w = _norm(w, _dual_exponent(p_))
-    if norm_w == 0.0:
+    if not np.any(w):
         raise ValueError("The margin is undefined for the zero weight vector (||w||_q = 0).")
+    # X and w scaled by powers of two to entries below 1, so that w . x and ||w|| neither
+    # overflow nor underflow at any scale of the features or the weights: the distance
+    # is (w' . x' + b 2^-(ew + ex)) / ||w'||_q in units of 2^ex
+    X, _, ex = _unit_scaled(X, 0.0)
+    ew = int(np.frexp(np.max(np.abs(w)))[1])
+    w = np.ldexp(w, -ew)
+    norm_w = _norm(w, _dual_exponent(p_))
     scores = np.asarray(X @ w).ravel()
     if not normalize:
-        return signs * (scores + b) / norm_w
+        return np.ldexp(signs * (scores + np.ldexp(b, -(ew + ex))) / norm_w, ex)
     norms = _row_norms(X, p_)
     out = np.full(X.shape[0], np.nan)
     nonzero = norms > 0
+    b = np.ldexp(b, -ew)  # the instances are normalised: b is in units of w only
     out[nonzero] = signs[nonzero] * (scores[nonzero] / norms[nonzero] + b) / norm_w
     return out
 
@@ -422,8 +429,9 @@ def max_margin(
     ImportError
         When cvxpy (or, for the default solver, clarabel) is not installed.
     ValueError
-        When y does not hold two classes, the solver is not installed, or (with
-        ``lam = 0``) no hyperplane separates the data.
+        When y does not hold two classes, the solver is not installed, (with
+        ``lam = 0``) no hyperplane separates the data, or (with ``return_coef``) the
+        optimal ``w`` is too large for a float64 (features near 1e-308).
     RuntimeError
         When the solver fails, stops without a solution, or leaves a gap above ``tol``.
 
@@ -473,6 +481,9 @@ def max_margin(
             f"The number of classes has to be greater than one; got {n_present} class"
             + (" among the nonzero instances" if normalize else "")
         )
+    # the program solved on the data scaled by a power of two (exactly) to entries below
+    # 1: its margins are those of X times that power, whatever the scale of X
+    X, lam, exponent = _unit_scaled(X, lam)
 
     w, b, weights, status = _solve(cp, X, signs, q, fit_intercept, lam, solver, solver_options)
     if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
@@ -490,9 +501,34 @@ def max_margin(
             f"The solver {solver} stopped with status {status!r} and the maximum margin "
             f"only known to lie in [{lower:.6g}, {upper:.6g}], not within tol={tol:g}."
         )
+    lower = float(np.ldexp(lower, exponent))
     if not return_coef:
         return lower
+    coef = np.ldexp(coef, -exponent)
+    if not np.all(np.isfinite(coef)):
+        raise ValueError(
+            f"The optimal hyperplane has ||w||_q = 1 / gamma = 1 / {lower:.6g}, more than a "
+            "float64 holds: scale X up (the margin scales with it) to have its coefficients."
+        )
     return lower, coef, intercept
+
+
+def _unit_scaled(X, lam):
+    """``(X 2^-e, lam 2^-2e, e)``: the (augmented) instances scaled by a power of two,
+    exactly (but for entries that become subnormal), so that their largest entry, or
+    ``sqrt(lam)``, lies in [0.5, 1). The solver's tolerances are absolute: on entries
+    of 1e-6 it finds no plane, on entries of 1e3 it stops short of the optimum."""
+    data = X.data if sp.issparse(X) else X
+    peak = max(float(np.max(np.abs(data), initial=0.0)), float(np.sqrt(lam)))
+    if peak == 0.0:
+        return X, lam, 0
+    exponent = int(np.frexp(peak)[1])
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, -exponent)
+    else:
+        X = np.ldexp(X, -exponent)
+    return X, float(np.ldexp(lam, -2 * exponent)), exponent
 
 
 def _solve(cp, X, signs, q, fit_intercept, lam, solver, solver_options):
