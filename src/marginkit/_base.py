@@ -66,10 +66,41 @@ _EMPTY_U = np.zeros(0, dtype=np.uint32)
 _EMPTY_X = np.zeros((1, 1))
 
 
-class _Batch:
-    """One validated batch, in the form the compiled loops take."""
+#: Instances whose largest entry lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE] are scaled
+#: by a power of two into [0.5, 1) before an algorithm that normalises them sees them
+#: (:func:`unit_scaled`)
+UNIT_RANGE = 64
 
-    def __init__(self, X, p, aug):
+
+def unit_scaled(X, aug):
+    """``(X 2^-e, aug 2^-e)``, the instances ``(x, aug)`` scaled exactly (but for entries
+    that become subnormal) by a power of two that brings their largest entry into
+    [0.5, 1), when it lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE]; else as given.
+
+    An algorithm that normalises its instances (ALMA) sees the same ``x / ||x||`` either
+    way, but its products ``w . x`` neither overflow (features near 1e300) nor fall
+    into subnormal numbers (near 1e-300).
+    """
+    data = X.data if sp.issparse(X) else X
+    peak = max(float(np.max(np.abs(data), initial=0.0)), abs(float(aug)))
+    if peak == 0.0 or 2.0**-UNIT_RANGE <= peak <= 2.0**UNIT_RANGE:
+        return X, aug
+    e = int(np.frexp(peak)[1])
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, -e)
+    else:
+        X = np.ldexp(X, -e)
+    return X, float(np.ldexp(aug, -e))
+
+
+class _Batch:
+    """One validated batch, in the form the compiled loops take; with ``unit``, the
+    instances of an algorithm that normalises them, scaled by :func:`unit_scaled`."""
+
+    def __init__(self, X, p, aug, unit=False):
+        if unit:
+            X, aug = unit_scaled(X, aug)
         self.n_samples, self.n_features = X.shape
         self.is_sparse = sp.issparse(X)
         if self.is_sparse:
@@ -873,7 +904,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         """The passes (until ``tol`` ends them); with ``resume``, from its (epoch, pos),
         calling ``save`` every ``every`` trials (and at the end of each epoch) after
         updating it. Returns the progress (``resume``, or a fresh one)."""
-        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0)
+        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0, self._normalises)
         targets = self._targets(y)
         n = X.shape[0]
         step = n if every is None else int(every)
@@ -974,13 +1005,21 @@ class OnlineLinearClassifier(OnlineClassifier):
         self._check_voted()
         X = self._validate_X(X, reset=False)
         aug = -self.R_ if self.fit_intercept else 0.0
+        if self._normalises:
+            # the scores of x / ||x||: the same for (x, aug) scaled as in training
+            X, scaled_aug = unit_scaled(X, aug)
         if self.output == "voted":
-            scores = np.column_stack([s.voted_scores(X, aug) for s in self._states])
+            scores = np.column_stack(
+                [s.voted_scores(X, scaled_aug if self._normalises else aug) for s in self._states]
+            )
         else:
             coef, intercept = self._split(self._weights())
+            if self._normalises:
+                # (x, aug) . W, aug in the units of the scaled instances
+                intercept = intercept * (scaled_aug / aug if aug else 1.0)
             scores = np.asarray(X @ coef.T) + intercept
             if self._normalises:
-                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
+                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, scaled_aug))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
 
 
