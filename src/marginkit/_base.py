@@ -29,7 +29,14 @@ from . import _checks as check
 from ._core import linear as L
 from ._core.arrays import answers_in_namespace, namespace, on_host, to_numpy
 from ._core.state import PNormState
-from ._utils import DataSummary, augmented_norms_p, csr_arrays, inverse_or_zero, row_norms_p
+from ._utils import (
+    DataSummary,
+    augmented_norms_p,
+    csr_arrays,
+    inverse_or_zero,
+    power_of_two_scaled,
+    row_norms_p,
+)
 from .persistence import UntrustedFileError, trusted_type
 
 #: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
@@ -73,24 +80,15 @@ UNIT_RANGE = 64
 
 
 def unit_scaled(X, aug):
-    """``(X 2^-e, aug 2^-e)``, the instances ``(x, aug)`` scaled exactly (but for entries
-    that become subnormal) by a power of two that brings their largest entry into
-    [0.5, 1), when it lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE]; else as given.
+    """``(X 2^-e, aug 2^-e)``: the instances ``(x, aug)`` scaled by the power of two that
+    brings their largest entry into [0.5, 1) when it lies outside [2^-UNIT_RANGE,
+    2^UNIT_RANGE] (:func:`marginkit._utils.power_of_two_scaled`); else as given.
 
     An algorithm that normalises its instances (ALMA) sees the same ``x / ||x||`` either
     way, but its products ``w . x`` neither overflow (features near 1e300) nor fall
     into subnormal numbers (near 1e-300).
     """
-    data = X.data if sp.issparse(X) else X
-    peak = max(float(np.max(np.abs(data), initial=0.0)), abs(float(aug)))
-    if peak == 0.0 or 2.0**-UNIT_RANGE <= peak <= 2.0**UNIT_RANGE:
-        return X, aug
-    e = int(np.frexp(peak)[1])
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = np.ldexp(X.data, -e)
-    else:
-        X = np.ldexp(X, -e)
+    X, e = power_of_two_scaled(X, aug, unless_within=UNIT_RANGE)
     return X, float(np.ldexp(aug, -e))
 
 

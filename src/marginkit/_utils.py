@@ -8,6 +8,24 @@ from ._core.arrays import backend_of
 from ._core.linear import scaled_norm
 
 
+def power_of_two_scaled(X, extra=0.0, unless_within=None):
+    """``(X 2^-e, e)``: X scaled exactly (but for entries that become subnormal) by the
+    power of two that brings the largest of its entries and ``|extra|`` into [0.5, 1);
+    ``(X, 0)`` when that is 0, or lies within [2^-unless_within, 2^unless_within]."""
+    data = X.data if sp.issparse(X) else X
+    peak = max(float(np.max(np.abs(data), initial=0.0)), abs(float(extra)))
+    ordinary = unless_within is not None and 2.0**-unless_within <= peak <= 2.0**unless_within
+    if peak == 0.0 or ordinary:
+        return X, 0
+    e = int(np.frexp(peak)[1])
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, -e)
+    else:
+        X = np.ldexp(X, -e)
+    return X, e
+
+
 def row_norms_p(X, p):
     """p-norm of every row of a dense array or CSR matrix, computed without overflow.
 

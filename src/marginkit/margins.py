@@ -29,6 +29,8 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions, valid
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
+from ._utils import power_of_two_scaled
+
 __all__ = ["margin", "margin_distribution", "max_margin"]
 
 _P_CONSTRAINTS = [
@@ -514,21 +516,13 @@ def max_margin(
 
 
 def _unit_scaled(X, lam):
-    """``(X 2^-e, lam 2^-2e, e)``: the (augmented) instances scaled by a power of two,
-    exactly (but for entries that become subnormal), so that their largest entry, or
-    ``sqrt(lam)``, lies in [0.5, 1). The solver's tolerances are absolute: on entries
-    of 1e-6 it finds no plane, on entries of 1e3 it stops short of the optimum."""
-    data = X.data if sp.issparse(X) else X
-    peak = max(float(np.max(np.abs(data), initial=0.0)), float(np.sqrt(lam)))
-    if peak == 0.0:
-        return X, lam, 0
-    exponent = int(np.frexp(peak)[1])
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = np.ldexp(X.data, -exponent)
-    else:
-        X = np.ldexp(X, -exponent)
-    return X, float(np.ldexp(lam, -2 * exponent)), exponent
+    """``(X 2^-e, lam 2^-2e, e)``: the augmented instances ``(x_i, sqrt(lam) e_i)``
+    scaled by the power of two that brings their largest entry into [0.5, 1)
+    (:func:`marginkit._utils.power_of_two_scaled`). The solver's tolerances are
+    absolute: on entries of 1e-6 it finds no plane, on entries of 1e3 it stops short
+    of the optimum."""
+    X, e = power_of_two_scaled(X, np.sqrt(lam))
+    return X, float(np.ldexp(lam, -2 * e)), e
 
 
 def _solve(cp, X, signs, q, fit_intercept, lam, solver, solver_options):
