@@ -92,6 +92,14 @@ def unit_scaled(X, aug):
     return X, float(np.ldexp(aug, -e))
 
 
+def still_improving(made, fewest, tol, n):
+    """``tol``'s rule: whether the corrections a pass over ``n`` rows ``made`` (of each
+    problem) fell below the ``fewest`` of any earlier pass by more than ``tol * n`` in
+    some problem (any fall when ``tol`` is None), and were not none."""
+    margin = 0.0 if tol is None else tol * n
+    return bool(np.any(made < fewest - margin)) and bool(np.any(made))
+
+
 class _Batch:
     """One validated batch, in the form the compiled loops take; with ``unit``, the
     instances of an algorithm that normalises them, scaled by :func:`unit_scaled`."""
@@ -290,8 +298,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         counts = self._problem_corrections()
         made = counts - r["at_start"]
         tol = getattr(self, "tol", None)
-        margin = 0.0 if tol is None else tol * n
-        r["improving"] = bool(np.any(made < r["fewest"] - margin)) and bool(made.any())
+        r["improving"] = still_improving(made, r["fewest"], tol, n)
         r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
         r["ended"] = tol is not None and not r["improving"]
 
@@ -1003,21 +1010,17 @@ class OnlineLinearClassifier(OnlineClassifier):
         self._check_voted()
         X = self._validate_X(X, reset=False)
         aug = -self.R_ if self.fit_intercept else 0.0
-        if self._normalises:
-            # the scores of x / ||x||: the same for (x, aug) scaled as in training
-            X, scaled_aug = unit_scaled(X, aug)
+        # an algorithm that normalises scores x / ||x||: the same for (x, aug) scaled as
+        # in training
+        X, scaled = unit_scaled(X, aug) if self._normalises else (X, aug)
         if self.output == "voted":
-            scores = np.column_stack(
-                [s.voted_scores(X, scaled_aug if self._normalises else aug) for s in self._states]
-            )
+            scores = np.column_stack([s.voted_scores(X, scaled) for s in self._states])
         else:
             coef, intercept = self._split(self._weights())
+            # (x, aug) . W, aug in the units of X as scaled
+            scores = np.asarray(X @ coef.T) + intercept * (scaled / aug if aug else 1.0)
             if self._normalises:
-                # (x, aug) . W, aug in the units of the scaled instances
-                intercept = intercept * (scaled_aug / aug if aug else 1.0)
-            scores = np.asarray(X @ coef.T) + intercept
-            if self._normalises:
-                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, scaled_aug))[:, None]
+                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, scaled))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
 
 

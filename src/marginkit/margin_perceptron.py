@@ -17,6 +17,7 @@ from ._base import (
     check_epoch_loop,
     check_fingerprint,
     ended_early,
+    still_improving,
 )
 from ._core import linear as L
 from ._core.state import PNormState
@@ -307,8 +308,8 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     else:
                         made = self._states[j].n_corrections - r["before"]
                         r["done"] = made == 0
-                        margin = 0.0 if self.tol is None else self.tol * rows
-                        r["ended"] = self.tol is not None and not made < r["fewest"] - margin
+                        improving = still_improving(made, r["fewest"], self.tol, rows)
+                        r["ended"] = self.tol is not None and not improving
                         r["fewest"] = min(r["fewest"], made)
                     if save is not None:
                         self._update_counts()

@@ -816,10 +816,16 @@ def margin_products(state, block, b, plan, backend):
     return K @ A, state._evals * b * (hi - col0)
 
 
-def add_kept(F, rows, plan, cache):
-    """F (on the host) plus the sums kept across the epochs (``cache``) over the
-    vectors before each row's ``first`` of ``plan``."""
-    first = plan[0]
+def walk_sums(F, rows, n_problems, plan=None, cache=None):
+    """F, margin sums brought to the host (None: over no stored vector), as the walk
+    takes them: a writeable (b, C) array (one transfer's view may not be), plus, with
+    ``plan``, the sums kept across the epochs (``cache``) over the vectors before each
+    row's ``first`` of ``plan``."""
+    if F is None:
+        F = np.zeros((rows.shape[0], n_problems))
+    else:
+        F = np.require(F, requirements=["C", "W"])
+    first = None if plan is None else plan[0]
     if first is not None:
         known = first > 0
         F[known] += cache[0][rows[known]]
@@ -830,8 +836,8 @@ def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
     """(b, C) on the host: :func:`margin_products` of the block's ``rows``, with the sums
     kept across the epochs (``with_cache``), and the kernel entries that took."""
     F, evals = margin_products(state, block, rows.shape[0], plan, backend)
-    F = np.zeros((rows.shape[0], state.n_problems)) if F is None else backend.host(F)
-    return (add_kept(F, rows, plan, cache) if with_cache else F), evals
+    F = None if F is None else backend.host(F)
+    return walk_sums(F, rows, state.n_problems, plan if with_cache else None, cache), evals
 
 
 class Ahead:
@@ -888,13 +894,7 @@ class Ahead:
             F, evals_F = block_margins(state, block, self.rows, plan, cache, bk)
             evals = evals_F + b * width
         else:
-            # the walk adds to F (one transfer's view may not be writeable); Gb it reads
-            F = (
-                np.zeros((b, state.n_problems))
-                if F is None
-                else np.require(F, requirements=["C", "W"])
-            )
-            F = add_kept(F, self.rows, self.plan, cache)
+            F = walk_sums(F, self.rows, state.n_problems, self.plan, cache)
         return Xb, inv_b, block, F, G, last, evals
 
 

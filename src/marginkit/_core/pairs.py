@@ -30,13 +30,13 @@ from .kernel import (
     RowStore,
     Stored,
     Sums,
-    add_kept,
     check_problems,
     class_index,
     forget_stored,
     margin_products,
     margins_plan,
     outputs,
+    walk_sums,
 )
 from .kernels import Kernel
 
@@ -491,8 +491,7 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         kneg = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
         # one wait for the device: the walk reads all of these, and adds to F
         F, Gb, *cols = bk.hosts(F, Gb, *kpos, *kneg)
-        F = np.zeros((b, C)) if F is None else np.require(F, requirements=["C", "W"])
-        F = add_kept(F, rows, plan, cache)
+        F = walk_sums(F, rows, C, plan, cache)
         kpos0, kneg0 = stacked(cols[:C], b), stacked(cols[C:], b)
         cur = state.current()
         atoms = new_atoms(b * C)
