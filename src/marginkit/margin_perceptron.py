@@ -26,6 +26,16 @@ from ._core.state import PNormState
 _TOL_KEYS = ("fewest", "ended", "improving")
 
 
+def _schedule_start():
+    """Where the problems' epochs start: the first problem, its first epoch, and the
+    record of ``tol`` and of the problems done."""
+    return {"problem": 0, "pos": 0, "done": False, "converged": [], **_fresh_tol()}
+
+
+def _fresh_tol():
+    return {"fewest": np.inf, "ended": False, "improving": []}
+
+
 def _check_flags(resume, key, problems):
     """``resume[key]`` lists a flag for each of the ``problems`` problems done."""
     flags = resume[key]
@@ -221,16 +231,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         return n
 
     def _fresh_progress(self, X):
-        return {
-            "rng": check_random_state(self.random_state),
-            "problem": 0,
-            "pos": 0,
-            "done": False,
-            "converged": [],
-            "fewest": np.inf,
-            "ended": False,
-            "improving": [],
-        }
+        return {"rng": check_random_state(self.random_state), **_schedule_start()}
 
     def _train_resumable(self, X, y, callback, save, every):
         """Each problem's guesses and epochs in turn; a checkpoint every ``every`` trials."""
@@ -261,8 +262,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self._schedule(epoch, save, callback)
 
     def _stream_epochs(self, stream, callback):
-        self._resume = {"problem": 0, "pos": 0, "done": False, "converged": []}
-        self._resume.update(fewest=np.inf, ended=False, improving=[])
+        self._resume = _schedule_start()
 
         def epoch(j):
             rows = 0
@@ -283,7 +283,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         ends them), halving the guess on every overrun."""
         r = self._resume
         if "ended" not in r:  # a checkpoint written before tol
-            r.update(fewest=np.inf, ended=False, improving=[not c for c in r["converged"]])
+            r.update(_fresh_tol(), improving=[not c for c in r["converged"]])
         schedule = self.gamma_guess is None
         with self._progress(self.max_iter * len(self._states), "epoch") as bar:
             for j in range(r["problem"], len(self._states)):

@@ -228,9 +228,8 @@ def margin_distribution(estimator_or_coef, X, y, p=2, *, intercept=None, normali
     # X and w scaled by powers of two to entries below 1, so that w . x and ||w|| neither
     # overflow nor underflow at any scale of the features or the weights: the distance
     # is (w' . x' + b 2^-(ew + ex)) / ||w'||_q in units of 2^ex
-    X, _, ex = _unit_scaled(X, 0.0)
-    ew = int(np.frexp(np.max(np.abs(w)))[1])
-    w = np.ldexp(w, -ew)
+    X, ex = power_of_two_scaled(X)
+    w, ew = power_of_two_scaled(w)
     norm_w = _norm(w, _dual_exponent(p_))
     scores = np.asarray(X @ w).ravel()
     if not normalize:
