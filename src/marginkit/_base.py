@@ -27,15 +27,17 @@ from tqdm.auto import tqdm
 
 from . import _checks as check
 from ._core import linear as L
-from ._core.arrays import answers_in_namespace, namespace, on_host, to_numpy
+from ._core.arrays import answers_in_namespace, move_to, namespace, on_host, to_numpy
 from ._core.state import PNormState
 from ._utils import (
     DataSummary,
     augmented_norms_p,
     csr_arrays,
+    exponent_of,
     inverse_or_zero,
     power_of_two_scaled,
     row_norms_p,
+    times_power_of_two,
 )
 from .persistence import UntrustedFileError, trusted_type
 
@@ -529,7 +531,8 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """The attributes a fit sets: those a fitted model has, and those it may have."""
         required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._state_attr}
         required |= {"n_corrections_", "n_corrections_per_class_"}
-        optional = {"feature_names_in_", "input_format_", "_resume"}
+        # _exponent: not in models written before it
+        optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
         # n_iter_: not in models written before it
         return required, optional | ({"n_iter_"} if self._counts_passes else set())
 
@@ -700,22 +703,46 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         return self._check_magnitude(_canonical(X)), y
 
-    #: the largest ||x||^2 an algorithm that does not normalise takes: sums of up to
-    #: 1e50 updates of such instances still fit in a float
+    def _check_magnitude(self, X):
+        """X, or a ValueError when the algorithm's products of it would overflow (the
+        kernel estimators; the linear ones check X in their own units, see
+        ``OnlineLinearClassifier._model_units``)."""
+        return X
+
+    #: the largest ||x||^2, in the model's units, that an algorithm that does not
+    #: normalise takes: sums of up to 1e50 updates of such instances still fit in a float
     MAX_SQUARED_NORM = 1e250
 
-    def _check_magnitude(self, X):
-        """X, or a ValueError when an unnormalised algorithm's products would overflow."""
-        if self._normalises:
-            return X
-        top = float(np.max(row_norms_p(X, 2.0))) if X.shape[0] else 0.0
-        if top * top > self.MAX_SQUARED_NORM:
+    #: how the weights follow the scale of the instances, w(c x) = c^k w(x): k = 1 for
+    #: the sums of instances of the Perceptron and the margin Perceptron, -1 for the
+    #: functional margin of 1 of ROMMA and PUMMA (their ``w . x`` does not change)
+    _weight_degree = 1
+
+    #: the power of two the instances are divided by before the compiled passes see
+    #: them (``_model_units``): 0 for models written before it
+    _exponent = 0
+
+    def _product_shift(self):
+        """The power of two by which the products of instances (``x . y``, or the kernel
+        values) in the units of the data exceed those in the model's units."""
+        return 2 * self._exponent
+
+    def _exponent_of(self, radius):
+        """The power of two :meth:`_model_units` divides by, for data whose instances'
+        largest p-norm is ``radius``: none when that lies within [2^-UNIT_RANGE,
+        2^UNIT_RANGE]."""
+        if not np.isfinite(radius):
             raise ValueError(
-                f"The features are too large for {type(self).__name__}: the largest norm "
-                f"of an instance is {top:.3g}, and products of such instances overflow "
-                "float64. Scale the features (ALMA normalises its instances)."
+                f"The features are too large for {type(self).__name__}: the norm of an "
+                "instance overflows float64. Divide the features by a common factor."
             )
-        return X
+        if 0.0 < radius < 2.0**-1000:
+            raise ValueError(
+                f"The features are too small for {type(self).__name__}: the largest norm "
+                f"of an instance is {radius:.3g}, a subnormal number, whose digits float64 "
+                "has already lost. Multiply the features by a common factor."
+            )
+        return exponent_of(radius, UNIT_RANGE)
 
     @property
     def _n_problems(self):
@@ -820,6 +847,7 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _initialise(self, data):
         d = data.n_features + (1 if self.fit_intercept else 0)
         self.p_ = self._resolve_p(d)
+        self._exponent = 0 if self._normalises else self._exponent_of(data.max_norm(self.p_))
         if self.fit_intercept:
             radius = data.max_norm(self.p_)
             self.R_ = radius if radius > 0 else 1.0
@@ -850,6 +878,10 @@ class OnlineLinearClassifier(OnlineClassifier):
         if not self.fit_intercept:
             check.equal(R, "R_", 0.0)
         check.equal(self._fold_below, "_fold_below", _fold_threshold(p))
+        if self._normalises:
+            check.equal(self._exponent, "_exponent", 0)
+        else:
+            check.integer(self._exponent, "_exponent", -1100, 1100)
         states = self._states
         if type(states) is not list or len(states) != self._n_problems:
             check.fail("_states", f"must be a list of {self._n_problems} states")
@@ -905,11 +937,47 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _resolve_p(self, d):
         return 2.0
 
+    def _model_units(self, X, training=False):
+        """X in the units the compiled passes learn in: divided by ``2^_exponent``, the
+        power of two that brought the largest norm of an instance of the first fit into
+        [0.5, 1) (when it lay outside [2^-UNIT_RANGE, 2^UNIT_RANGE]). Scaling by a power
+        of two is exact, and the algorithms make the same corrections at any scale
+        (``_weight_degree``), so the model is the one the data at scale 1 give, while
+        no ``||x||^2`` or ``w . x`` overflows (features near 1e300) or underflows (near
+        1e-170). A ValueError when, in those units, the instances' squared norms would
+        overflow or, ``training`` on them, underflow: later batches of another scale.
+        An algorithm that normalises its instances scales each batch instead
+        (:func:`unit_scaled`)."""
+        if self._normalises:
+            return X
+        X = times_power_of_two(X, -self._exponent)
+        top = float(np.max(row_norms_p(X, self.p_))) if X.shape[0] else 0.0
+        limit = np.sqrt(self.MAX_SQUARED_NORM)
+        if top > limit or (training and 0.0 < top < 1.0 / limit):
+            which = "large" if top > 1.0 else "small"
+            raise ValueError(
+                f"The features are too {which} for {type(self).__name__}: the largest "
+                f"norm of an instance is {float(np.ldexp(top, self._exponent)):.3g}, "
+                f"about {top:.3g} times the scale of the data this model was first fit "
+                "on, and products of such instances leave float64. Scale these "
+                "features as those of the first fit, or fit anew on them."
+            )
+        return X
+
+    def _aug(self):
+        """The bias coordinate of an instance, in the units of the data."""
+        return -self.R_ if self.fit_intercept else 0.0
+
+    def _batch(self, X):
+        """The compiled passes' form of training rows X, in the model's units."""
+        aug = float(np.ldexp(self._aug(), -self._exponent))
+        return _Batch(self._model_units(X, training=True), self.p_, aug, self._normalises)
+
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         """The passes (until ``tol`` ends them); with ``resume``, from its (epoch, pos),
         calling ``save`` every ``every`` trials (and at the end of each epoch) after
         updating it. Returns the progress (``resume``, or a fresh one)."""
-        batch = _Batch(X, self.p_, -self.R_ if self.fit_intercept else 0.0, self._normalises)
+        batch = self._batch(X)
         targets = self._targets(y)
         n = X.shape[0]
         step = n if every is None else int(every)
@@ -957,17 +1025,27 @@ class OnlineLinearClassifier(OnlineClassifier):
         self.n_trials_ = self._states[0].n_trials
 
     # -- prediction ----------------------------------------------------------------
-    def _weights(self):
-        """(n_problems, d) weight matrix of the current ``output`` (last or avg)."""
+    def _model_weights(self):
+        """(n_problems, d) weight matrix of the current ``output`` (last or avg), in the
+        model's units (:meth:`_model_units`)."""
         if self.output == "last":
             return np.vstack([s.last_weights() for s in self._states])
         return np.vstack([s.avg_weights() for s in self._states])
 
-    def _split(self, W):
+    def _weights(self):
+        """:meth:`_model_weights` in the units of the data (inf or 0 where they leave
+        float64)."""
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(self._model_weights(), self._weight_degree * self._exponent)
+
+    def _split(self, W, aug):
+        """(coef, intercept) of weights W of instances ``(x, aug)``."""
         n = self.n_features_in_
         coef = W[:, :n]
-        intercept = -self.R_ * W[:, n] if self.fit_intercept else np.zeros(W.shape[0])
-        return coef, intercept
+        if not self.fit_intercept:
+            return coef, np.zeros(W.shape[0])
+        with np.errstate(over="ignore", under="ignore"):  # of the data's units: inf or 0
+            return coef, aug * W[:, n]
 
     @property
     def coef_(self):
@@ -978,7 +1056,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         check_is_fitted(self, "_states")
         if self.output == "voted":
             raise AttributeError("coef_ is not defined for output='voted' (a vote of hypotheses)")
-        return self._split(self._weights())[0]
+        return self._split(self._weights(), self._aug())[0]
 
     @property
     def intercept_(self):
@@ -988,7 +1066,33 @@ class OnlineLinearClassifier(OnlineClassifier):
             raise AttributeError(
                 "intercept_ is not defined for output='voted' (a vote of hypotheses)"
             )
-        return self._split(self._weights())[1]
+        return self._split(self._weights(), self._aug())[1]
+
+    def _voted_scores(self, state, X, aug):
+        return state.voted_scores(X, aug)
+
+    def _scores(self, X):
+        """The scores of :meth:`decision_function` in the model's units (times
+        ``2^-(k + 1) e`` for the last and averaged hypotheses, where they are ``w . x +
+        b``), which neither overflow nor underflow where those would: the same signs."""
+        check_is_fitted(self, "_states")
+        self._validate_params()
+        self._check_voted()
+        X = self._validate_X(X, reset=False)
+        # the instances (x, aug) scaled as in training: by the model's power of two, or
+        # (an algorithm that normalises them) by their own
+        if self._normalises:
+            X, aug = unit_scaled(X, self._aug())
+        else:
+            X, aug = self._model_units(X), float(np.ldexp(self._aug(), -self._exponent))
+        if self.output == "voted":
+            scores = np.column_stack([self._voted_scores(s, X, aug) for s in self._states])
+        else:
+            coef, intercept = self._split(self._model_weights(), aug)
+            scores = np.asarray(X @ coef.T) + intercept
+            if self._normalises:
+                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     @answers_in_namespace
     def decision_function(self, X):
@@ -999,29 +1103,26 @@ class OnlineLinearClassifier(OnlineClassifier):
         ``x_hat = (x, -R) / ||(x, -R)||_p`` (no bias coordinate without
         ``fit_intercept``): the p-norm margin, in [-1, 1] since ``||w||_q <= 1``.
         For ``"voted"`` it is ``sum_k c_k sign(w_k . x)`` divided by the number of
-        trials, in [-1, 1].
+        trials, in [-1, 1]. At extreme feature scales ``w . x + b`` can leave float64
+        (0 or inf) where :meth:`predict` still tells the classes apart.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        check_is_fitted(self, "_states")
-        self._validate_params()
-        self._check_voted()
-        X = self._validate_X(X, reset=False)
-        aug = -self.R_ if self.fit_intercept else 0.0
-        # an algorithm that normalises scores x / ||x||: the same for (x, aug) scaled as
-        # in training
-        X, scaled = unit_scaled(X, aug) if self._normalises else (X, aug)
-        if self.output == "voted":
-            scores = np.column_stack([s.voted_scores(X, scaled) for s in self._states])
-        else:
-            coef, intercept = self._split(self._weights())
-            # (x, aug) . W, aug in the units of X as scaled
-            scores = np.asarray(X @ coef.T) + intercept * (scaled / aug if aug else 1.0)
-            if self._normalises:
-                scores *= inverse_or_zero(augmented_norms_p(X, self.p_, scaled))[:, None]
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        scores = self._scores(X)
+        if self.output == "voted" or not self._exponent:
+            return scores
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(scores, (self._weight_degree + 1) * self._exponent)
+
+    def predict(self, X):
+        """Class labels: sign for two classes, argmax of the outputs otherwise (of the
+        scores in the model's units, whose signs and order those of
+        :meth:`decision_function` are, and which neither overflow nor underflow)."""
+        xp, device = namespace(X)
+        scores = self._scores(X)
+        return self._labels(scores if xp is None else move_to(scores, xp=xp, device=device))
 
 
 def _fingerprint(X, y):

@@ -15,6 +15,7 @@ from ._core import linear as L
 from ._core.arrays import Host, backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
+from ._utils import times_power_of_two
 
 KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
         As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
@@ -88,19 +89,55 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     # -- training ------------------------------------------------------------------
     def _initialise(self, data):
-        if self.gamma == "scale":
-            var = data.variance()
-            self.gamma_ = 1.0 / (data.n_features * var) if var > 0 else 1.0
-        elif self.gamma == "auto":
-            self.gamma_ = 1.0 / data.n_features
-        else:
-            self.gamma_ = float(self.gamma)
+        # the rows in the model's units (_model_units): a power of two that a named
+        # kernel's gamma takes back, so that its values are those of the data
+        e = self._exponent = 0 if callable(self.kernel) else self._exponent_of(data.max_norm(2.0))
+        with np.errstate(over="ignore", under="ignore"):
+            if self.gamma == "scale":
+                var = data.variance(e)  # of the rows in the model's units
+                gamma = 1.0 / (data.n_features * var) if var > 0 else float(np.ldexp(1.0, 2 * e))
+                self.gamma_ = float(np.ldexp(gamma, -2 * e))
+            else:
+                self.gamma_ = 1.0 / data.n_features if self.gamma == "auto" else float(self.gamma)
+                gamma = float(np.ldexp(self.gamma_, 2 * e))
+        self._check_gamma(gamma)
         self._fold_below = FOLD_BELOW
-        kernel = Kernel(self.kernel, self.gamma_, self.degree, self.coef0)
+        kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
         self._kstate = self._new_state(data, kernel)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
+
+    def _check_gamma(self, gamma):
+        """A ValueError when ``gamma`` in the model's units leaves float64: the kernel
+        would then be constant (0 between distinct rows, or 1) on these features."""
+        if self.kernel in ("linear",) or callable(self.kernel) or 0.0 < gamma < np.inf:
+            return
+        which = "large" if gamma > 0 else "small"
+        raise ValueError(
+            f"gamma={self.gamma_:.3g} is too {which} for the scale of the features (the "
+            "largest norm of an instance is about 2^"
+            f"{self._exponent}): the kernel would be constant on them. Use gamma='scale', "
+            "or a gamma that scales as 1 / the square of the features."
+        )
+
+    def _product_shift(self):
+        # the named kernels but the linear one take the scale back in their gamma
+        return 2 * self._exponent if self.kernel == "linear" else 0
+
+    def _model_units(self, X):
+        """X divided by ``2^_exponent`` (where it is): see ``_initialise``."""
+        return times_power_of_two(X, -self._exponent)
+
+    def _data_rows(self, rows):
+        """Rows of the model's units (its support vectors) in those of the data."""
+        return times_power_of_two(rows, self._exponent)
+
+    def _data_units(self, a, degree):
+        """``a`` of the model's units, ``degree`` (in the instances) back in those of the
+        data: times ``2^(degree e)``, where ``a`` is."""
+        with np.errstate(over="ignore", under="ignore"):
+            return times_power_of_two(a, degree * self._product_shift() // 2)
 
     # -- checking a loaded model -------------------------------------------------------
     def _learned(self):
@@ -111,7 +148,7 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _check_fitted(self):
         super()._check_fitted()
-        check.real(self.gamma_, "gamma_", positive=True)
+        check.integer(self._exponent, "_exponent", -1100, 1100)
         check.equal(self._fold_below, "_fold_below", FOLD_BELOW)
         self._check_state()
 
@@ -120,7 +157,22 @@ class KernelOnlineClassifier(OnlineClassifier):
         rule = self._rule_args()[0]
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)
-        check.equal(state.kernel.gamma, "_kstate.kernel.gamma", self.gamma_)
+        self._check_kernel_gamma(state)
+
+    def _check_kernel_gamma(self, state):
+        """The kernel's gamma (of the model's units) is ``gamma_`` (of the data's; 0 or
+        inf where the scale takes it out of float64)."""
+        g, e = self.gamma_, self._exponent
+        if isinstance(g, (bool, np.bool_)) or not isinstance(g, Real):
+            check.fail("gamma_", f"must be a real number, got {type(g).__name__}")
+        if not (g > 0 or (g == 0 and e)):
+            check.fail("gamma_", f"must be > 0, got {g}")
+        with np.errstate(over="ignore", under="ignore"):
+            gamma = float(np.ldexp(g, 2 * e))
+            if 0 < gamma < np.inf:
+                check.equal(state.kernel.gamma, "_kstate.kernel.gamma", gamma)
+            else:
+                check.equal(g, "gamma_", float(np.ldexp(state.kernel.gamma, -2 * e)))
 
     _cache_keys = ("cache_P", "cache_seen")
 
@@ -181,6 +233,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         or the device of X under dispatch), with their norms; a clear error when the
         kernel overflows on them."""
         kernel = self._kstate.kernel
+        X = self._model_units(X)
         backend = backend_of(X)
         # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
         needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
@@ -337,10 +390,15 @@ class KernelOnlineClassifier(OnlineClassifier):
         """
         check_is_fitted(self, "_kstate")
         self._same_namespace(X, "decision_function")
-        return self._scores(X)
+        if self._normalises:
+            return self._scores(X)
+        return self._data_units(self._scores(X), self._weight_degree + 1)
 
     def _scores(self, X):
-        """The values of :meth:`decision_function` (the caller checked the namespace of X)."""
+        """The values of :meth:`decision_function` in the model's units (the same, but
+        for the linear kernel on features scaled by ``_exponent``), which neither
+        overflow nor underflow where those would (the caller checked the namespace of
+        X)."""
         self._validate_params()
         X = self._validate_X(X, reset=False)
         data = self._instances(X)
@@ -376,7 +434,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         """The support vectors, where the model is (the device of the last data it saw
         under dispatch)."""
         check_is_fitted(self, "_kstate")
-        return self._kstate.store.rows_copy(0, self._kstate.m)
+        return self._data_rows(self._kstate.store.rows_copy(0, self._kstate.m))
 
     @property
     def dual_coef_(self):
@@ -385,4 +443,10 @@ class KernelOnlineClassifier(OnlineClassifier):
             raise AttributeError(
                 "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
             )
-        return self._published(self._kstate.coefficients(self.output).T.copy())
+        return self._published(self._dual_units(self._kstate.coefficients(self.output).T.copy()))
+
+    def _dual_units(self, a):
+        """Dual coefficients of the model's units in those of the data: those of
+        ``w = sum_i a_i phi(x_i)`` scale as ``w / phi(x)`` does (not at all when
+        normalised)."""
+        return a if self._normalises else self._data_units(a, self._weight_degree - 1)

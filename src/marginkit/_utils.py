@@ -14,16 +14,31 @@ def power_of_two_scaled(X, extra=0.0, unless_within=None):
     ``(X, 0)`` when that is 0, or lies within [2^-unless_within, 2^unless_within]."""
     data = X.data if sp.issparse(X) else X
     peak = max(float(np.max(np.abs(data), initial=0.0)), abs(float(extra)))
-    ordinary = unless_within is not None and 2.0**-unless_within <= peak <= 2.0**unless_within
-    if peak == 0.0 or ordinary:
-        return X, 0
-    e = int(np.frexp(peak)[1])
+    e = exponent_of(peak, unless_within)
+    return times_power_of_two(X, -e), e
+
+
+def exponent_of(size, unless_within=None):
+    """The e for which ``size 2^-e`` lies in [0.5, 1); 0 when ``size`` is 0 or lies
+    within [2^-unless_within, 2^unless_within]."""
+    ordinary = unless_within is not None and 2.0**-unless_within <= size <= 2.0**unless_within
+    return 0 if size == 0.0 or ordinary else int(np.frexp(size)[1])
+
+
+def times_power_of_two(X, e):
+    """``X 2^e`` (numpy, sparse or an array of another namespace; a copy), exact but for
+    entries that leave the normal numbers of X's dtype; X itself when e is 0."""
+    if e == 0:
+        return X
     if sp.issparse(X):
         X = X.copy()
-        X.data = np.ldexp(X.data, -e)
-    else:
-        X = np.ldexp(X, -e)
-    return X, e
+        X.data = np.ldexp(X.data, e)
+        return X
+    if isinstance(X, np.ndarray):
+        return np.ldexp(X, e)
+    # two multiplications by powers of two that a float holds, as ldexp would
+    half = e // 2
+    return (X * 2.0**half) * 2.0 ** (e - half)
 
 
 def row_norms_p(X, p):
@@ -103,27 +118,39 @@ class DataSummary:
     max_norm : callable
         ``max_norm(p)``: the largest p-norm of an instance (0 without instances).
     variance : callable
-        ``variance()``: the variance of all n_samples x n_features entries.
+        ``variance()``: the variance of all n_samples x n_features entries (with
+        ``exact_variance``, ``variance(e)``: that of the entries times ``2^-e``).
     """
 
-    def __init__(self, n_features, sparse, max_norm, variance):
+    def __init__(self, n_features, sparse, max_norm, variance, exact_variance=False):
         self.n_features = int(n_features)
         self.sparse = bool(sparse)
         self._max_norm = max_norm
         self._variance = variance
+        self._exact_variance = exact_variance
         self._norms = {}
 
     @classmethod
     def of(cls, X):
         """The summary of an array or sparse matrix."""
 
+        backend = backend_of(X)
+
         def max_norm(p):
-            return float(row_norms_p(X, p).max()) if X.shape[0] else 0.0
+            if not X.shape[0]:
+                return 0.0
+            if sp.issparse(X) or isinstance(X, np.ndarray):
+                return float(row_norms_p(X, p).max())
+            # on X's device, in the units of its largest entry (p = 2: the kernels')
+            xp = backend.xp
+            e = exponent_of(float(xp.max(xp.abs(X))))
+            sq = backend.squared_norms(times_power_of_two(X, -e))
+            return float(np.ldexp(np.sqrt(float(backend.xp.max(sq))), e))
 
-        def variance():
-            return backend_of(X).variance(X)
+        def variance(e):
+            return backend.variance(times_power_of_two(X, -e))
 
-        return cls(X.shape[1], sp.issparse(X), max_norm, variance)
+        return cls(X.shape[1], sp.issparse(X), max_norm, variance, exact_variance=True)
 
     def max_norm(self, p):
         p = float(p)
@@ -131,5 +158,9 @@ class DataSummary:
             self._norms[p] = self._max_norm(p)
         return self._norms[p]
 
-    def variance(self):
-        return self._variance()
+    def variance(self, e=0):
+        """The variance of the entries times ``2^-2e``: that of the entries times ``2^-e``
+        (of an array, computed so; of a stream, scaled from that of its entries)."""
+        if self._exact_variance:
+            return self._variance(e)
+        return float(np.ldexp(self._variance(), -2 * e))

@@ -13,7 +13,6 @@ from ._base import (
     KEEP_CORRECTIONS_DOC,
     TOL,
     OnlineLinearClassifier,
-    _Batch,
     check_epoch_loop,
     check_fingerprint,
     ended_early,
@@ -171,7 +170,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.verbose = verbose
 
     def _rule_args(self):
-        return L.RULE_MARGIN_PERCEPTRON, 0.0, 0.0, 0.0, self._gamma
+        # the guess in the model's units (gamma_guess_ is in those of the data)
+        gamma = float(np.ldexp(self._gamma, -self._exponent))
+        return L.RULE_MARGIN_PERCEPTRON, 0.0, 0.0, 0.0, gamma
 
     def _initialise(self, data):
         super()._initialise(data)
@@ -238,7 +239,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         r = self._resume
         n = X.shape[0]
         step = n if every is None else int(every)
-        batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+        batch = self._batch(X)
         targets = self._targets(y)
 
         def epoch(j):
@@ -267,7 +268,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         def epoch(j):
             rows = 0
             for X, y in self._stream_chunks(stream):
-                batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+                batch = self._batch(X)
                 y_pm = self._targets(y)[j]
                 if not self._run_all(self._states[j], batch, y_pm, np.arange(X.shape[0])):
                     return False, rows
@@ -340,7 +341,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass with the current guess of each problem, no budget
-        batch = _Batch(X, 2.0, -self.R_ if self.fit_intercept else 0.0)
+        batch = self._batch(X)
         for j, y_pm in enumerate(self._targets(y)):
             self._gamma = float(self.gamma_guess_[j])
             self._run_all(self._states[j], batch, y_pm, np.ascontiguousarray(orders[0]))

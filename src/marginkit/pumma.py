@@ -23,7 +23,6 @@ from ._base import (
 )
 from ._core import linear as L
 from ._core import pumma as K
-from ._core.arrays import answers_in_namespace
 from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
 from ._kernel_base import (
@@ -167,6 +166,18 @@ class _Streaming:
         """The training margins measured at the end of :meth:`fit`."""
         self.margin_ = margin
 
+    def _model_lam(self):
+        """``lam`` in the model's units (``_model_units``): the soft margin adds it to
+        ``x . x`` (or ``K(x, x)``), so it scales as the products of instances do."""
+        lam = float(np.ldexp(self.lam, -self._product_shift())) if self.lam > 0 else 0.0
+        if lam > self.MAX_SQUARED_NORM:
+            raise ValueError(
+                f"lam={self.lam} is too large for the scale of the features: about "
+                f"{lam:.3g} times the largest squared norm of an instance, a soft margin "
+                "that no longer sees the data. Scale lam with the square of the features."
+            )
+        return lam
+
     def _check_fitted(self):
         super()._check_fitted()
         check.integer(self.n_epochs_, "n_epochs_", 0)
@@ -308,6 +319,8 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     # PUMMA's bias is its own; no (x, -R) coordinate
     fit_intercept = False
+    # a functional margin of 1: w . x + b does not change with the scale of x
+    _weight_degree = -1
     _state_class = PUMMAState
     # the Newton solver at p = 2 too (to check the closed form against it)
     _newton_at_2 = False
@@ -351,6 +364,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.n_epochs_ = 0
         self.converged_ = False
         self._work = _Work(d)
+        self._model_lam()  # a ValueError, before any training, when lam swamps the data
 
     def _run_pumma(self, state, batch, y_pm, order, slack, start=0):
         """One pass over ``order[start:]``; returns the updates and conflicts it made."""
@@ -369,7 +383,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 pos,
                 self.p_,
                 float(self.delta),
-                float(self.lam),
+                self._model_lam(),
                 self._newton_at_2,
                 self._fold_below,
                 state.weights(),
@@ -444,6 +458,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         r = self._resume
         n = X.shape[0]
         step = n if every is None else int(every)
+        X = self._model_units(X, training=True)
         batch = _Batch(X, self.p_, 0.0)
         targets = self._targets(y)
         problems = list(zip(self._states, targets, r["slacks"], strict=True))
@@ -464,6 +479,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _chunk_margins(self, X, y):
         """The training margin of every problem on one chunk (no slack: lam = 0)."""
+        X = self._model_units(X)
         return np.array(
             [
                 self._training_margin(state, X, y_pm, np.zeros(X.shape[0]))
@@ -472,18 +488,21 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         )
 
     def _training_margin(self, state, X, y_pm, slack):
-        """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows (slack included)."""
+        """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows X in the model's
+        units (slack included), in the units of the data."""
         sigma = state.fs[L.F_SIGMA_W]
         f = np.asarray(X @ (sigma * state.direction)).ravel() + state.bias
-        if self.lam > 0:
-            f += np.sqrt(self.lam) * sigma * np.sign(slack) * np.abs(slack) ** (self.p_ - 1)
+        lam = self._model_lam()
+        if lam > 0:
+            f += np.sqrt(lam) * sigma * np.sign(slack) * np.abs(slack) ** (self.p_ - 1)
         total = state.fs[L.F_SUM]
         norm = state.fs[L.F_S] * total ** (1.0 / self.p_) if total > 0 else 0.0
-        return float(np.min(y_pm * f) / norm) if norm > 0 else 0.0
+        # the margin of a separator scales as the instances do
+        return float(np.ldexp(np.min(y_pm * f) / norm, self._exponent)) if norm > 0 else 0.0
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples
-        batch = _Batch(X, self.p_, 0.0)
+        batch = self._batch(X)
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
         for j, y_pm in enumerate(self._targets(y)):
             state = self._states[j]
@@ -499,36 +518,15 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.n_newton_steps_ = int(sum(s.newton_count[0] for s in self._states))
 
     # -- prediction ----------------------------------------------------------------
-    def _split(self, W):
+    def _split(self, W, aug):
         if self.output == "last":
             intercept = np.array([s.bias for s in self._states])
         else:
             intercept = np.array([s.avg_bias() for s in self._states])
         return W, intercept
 
-    @answers_in_namespace
-    def decision_function(self, X):
-        """``w . x + b`` for the ``output`` hypothesis (the vote for ``"voted"``).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
-        """
-        check_is_fitted(self, "_states")
-        self._validate_params()
-        self._check_voted()
-        X = self._validate_X(X, reset=False)
-        if self.output == "voted":
-            scores = np.column_stack(
-                [
-                    s.voted_scores(X, 0.0, hyp_sigma=s.h_sigma, hyp_bias=s.h_bias)
-                    for s in self._states
-                ]
-            )
-        else:
-            coef, intercept = self._split(self._weights())
-            scores = np.asarray(X @ coef.T) + intercept
-        return scores.ravel() if scores.shape[1] == 1 else scores
+    def _voted_scores(self, state, X, aug):
+        return state.voted_scores(X, 0.0, hyp_sigma=state.h_sigma, hyp_bias=state.h_bias)
 
 
 @trusted_type
@@ -677,6 +675,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.verbose = verbose
         self.max_epochs = max_epochs
 
+    # a functional margin of 1: w . phi(x) + b does not change with the scale of phi
+    _weight_degree = -1
+
     def _rule_args(self):
         return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
 
@@ -694,12 +695,13 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def _new_state(self, data, kernel):
         self.n_epochs_ = 0
         self.converged_ = False
+        self._model_lam()  # a ValueError, before any training, when lam swamps the data
         return PairState(data.n_features, self._n_problems, data.sparse, kernel, self.normalize)
 
     def _params(self, data):
         return {
             "delta": float(self.delta),
-            "lam": float(self.lam),
+            "lam": self._model_lam(),
             "block_size": block_size_for(self.block_size, data.backend),
             "fold_below": self._fold_below,
         }
@@ -709,7 +711,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def _check_state(self):
         state = check.instance(self._kstate, "_kstate", PairState)
         state._check_loaded("_kstate", self.n_features_in_, self._n_problems)
-        check.equal(state.kernel.gamma, "_kstate.kernel.gamma", self.gamma_)
+        self._check_kernel_gamma(state)
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
@@ -765,10 +767,12 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def _margins(self, data, Y, slack):
         """The training margin of every problem on rows X, slack coordinates included."""
         state = self._kstate
-        f = data.backend.host(state.scores(data, "last")) + self.lam * state.s * slack
+        f = data.backend.host(state.scores(data, "last")) + self._model_lam() * state.s * slack
         norm = np.sqrt(state.norm2)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
+            margin = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
+        # the margin of a separator scales as the instances do
+        return np.ldexp(margin, self._product_shift() // 2)
 
     def _chunk_margins(self, X, y):
         Y = np.column_stack(self._targets(y))
@@ -814,7 +818,8 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def support_vectors_(self):
         check_is_fitted(self, "_kstate")
         st = self._kstate
-        return st.POS.backend.concat([st.POS.rows_copy(0, st.m), st.NEG.rows_copy(0, st.m)])
+        rows = st.POS.backend.concat([st.POS.rows_copy(0, st.m), st.NEG.rows_copy(0, st.m)])
+        return self._data_rows(rows)
 
     @property
     def dual_coef_(self):
@@ -823,7 +828,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             raise AttributeError(
                 "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
             )
-        coef = self._kstate.coefficients(self.output)[0]
+        coef = self._dual_units(self._kstate.coefficients(self.output)[0])
         return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
 
 

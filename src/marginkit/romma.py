@@ -101,6 +101,9 @@ class ROMMAClassifier(OnlineLinearClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
+    # a functional margin of 1: w . x does not change with the scale of x
+    _weight_degree = -1
+
     def _rule_args(self):
         rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
         return rule, 0.0, 0.0, 0.0, 0.0
@@ -200,6 +203,9 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         self.cache_size = cache_size
         self.verbose = verbose
         self.n_epochs = n_epochs
+
+    # a functional margin of 1: w . phi(x) does not change with the scale of phi
+    _weight_degree = -1
 
     def _rule_args(self):
         rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
