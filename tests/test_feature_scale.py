@@ -247,6 +247,19 @@ def test_later_batches_of_another_scale_are_refused(cls):
     np.testing.assert_array_equal(clf.predict(X * 1e-200), clf.predict(np.zeros_like(X)))
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("cls", [KernelPerceptronClassifier, KernelPUMMAClassifier])
+def test_later_kernel_batches_far_smaller_are_refused(cls, kernel):
+    X, y = noisy(n=60, d=4)
+    params = {"lam": 0.0, "tol": None} if cls is KernelPUMMAClassifier else {}
+    clf = cls(kernel=kernel, **params)
+    clf.partial_fit(X[:30], y[:30], classes=np.unique(y))
+    before = clf.n_corrections_
+    with pytest.raises(ValueError, match=rf"The features are too small for {cls.__name__}"):
+        clf.partial_fit(X[30:] * 1e-200, y[30:])
+    assert clf.n_corrections_ == before
+
+
 @pytest.mark.parametrize("cls", [PerceptronClassifier, KernelPerceptronClassifier])
 def test_features_beyond_float64_norms(cls):
     X, y = noisy(n=20, d=4)

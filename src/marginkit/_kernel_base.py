@@ -228,10 +228,11 @@ class KernelOnlineClassifier(OnlineClassifier):
             return {"dtype": [np.float64, np.float32], "keep": True}
         return {"dtype": [xp.float64, xp.float32], "keep": True}
 
-    def _instances(self, X):
+    def _instances(self, X, training=False):
         """The rows of X where their products are made (:class:`Instances`: the host,
-        or the device of X under dispatch), with their norms; a clear error when the
-        kernel overflows on them."""
+        or the device of X under dispatch), in the model's units, with their norms; a
+        clear error when the kernel overflows on them or, ``training`` on them, their
+        squared norms underflow (a later batch far smaller than the first fit's)."""
         kernel = self._kstate.kernel
         X = self._model_units(X)
         backend = backend_of(X)
@@ -239,8 +240,28 @@ class KernelOnlineClassifier(OnlineClassifier):
         needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
         sq_dev = backend.squared_norms(X) if needs_sq else None
         sq = None if sq_dev is None else backend.host(sq_dev)
+        if training and not callable(kernel.kernel):
+            self._check_not_tiny(X, backend)
         inv = self._inverse_norms(X, kernel.diagonal(X, sq, backend), sq)
         return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend)
+
+    def _check_not_tiny(self, X, backend):
+        """A ValueError when the largest entry of rows X (of the model's units) is
+        nonzero but below 1 / sqrt(MAX_SQUARED_NORM): squared norms and distances of
+        such rows underflow."""
+        if not X.shape[0]:
+            return
+        if sp.issparse(X) or isinstance(X, np.ndarray):
+            peak = float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
+        else:
+            peak = float(backend.xp.max(backend.xp.abs(X)))
+        if 0.0 < peak < 1.0 / np.sqrt(self.MAX_SQUARED_NORM):
+            raise ValueError(
+                f"The features are too small for {type(self).__name__}: their largest "
+                f"entry is about {peak:.3g} times the scale of the data this model was "
+                "first fit on, and products of such instances leave float64. Scale "
+                "these features as those of the first fit, or fit anew on them."
+            )
 
     def _inverse_norms(self, X, diag, sq):
         """1 / sqrt(K(x, x)) (or 1, 0 where K(x, x) = 0, for a rule that does not
@@ -271,7 +292,7 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate
-        data = self._instances(X)
+        data = self._instances(X, training=True)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
         cache = None

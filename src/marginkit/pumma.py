@@ -745,7 +745,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         """Epochs until one makes no update; checkpoints on block boundaries."""
         r = self._resume
         state = self._kstate
-        data = self._instances(X)
+        data = self._instances(X, training=True)
         Y = np.column_stack(self._targets(y))
         n = X.shape[0]
         b = block_size_for(self.block_size, data.backend)
@@ -781,7 +781,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples
         state = self._kstate
-        data = self._instances(X)
+        data = self._instances(X, training=True)
         Y = np.column_stack(self._targets(y))
         state.new_data()
         slack = np.zeros((X.shape[0], Y.shape[1]))
