@@ -727,6 +727,23 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         values) in the units of the data exceed those in the model's units."""
         return 2 * self._exponent
 
+    def _data_units(self, a, degree):
+        """``a`` of the model's units, of ``degree`` in the instances (1 for a margin, 2
+        for a product of two), in those of the data: times ``2^(degree shift / 2)``
+        (``_product_shift``), where ``a`` is; 0 or inf where it leaves float64."""
+        with np.errstate(over="ignore", under="ignore"):
+            return times_power_of_two(a, degree * self._product_shift() // 2)
+
+    def _other_scale(self, which, measure):
+        """The ValueError of rows too far from the scale of a model's first fit to
+        learn from or score (``measure``: how far)."""
+        return ValueError(
+            f"The features are too {which} for {type(self).__name__}: {measure} the scale "
+            "of the data this model was first fit on, and products of such instances "
+            "leave float64. Scale these features as those of the first fit, or fit anew "
+            "on them."
+        )
+
     def _exponent_of(self, radius):
         """The power of two :meth:`_model_units` divides by, for data whose instances'
         largest p-norm is ``radius``: none when that lies within [2^-UNIT_RANGE,
@@ -954,13 +971,10 @@ class OnlineLinearClassifier(OnlineClassifier):
         top = float(np.max(row_norms_p(X, self.p_))) if X.shape[0] else 0.0
         limit = np.sqrt(self.MAX_SQUARED_NORM)
         if top > limit or (training and 0.0 < top < 1.0 / limit):
-            which = "large" if top > 1.0 else "small"
-            raise ValueError(
-                f"The features are too {which} for {type(self).__name__}: the largest "
-                f"norm of an instance is {float(np.ldexp(top, self._exponent)):.3g}, "
-                f"about {top:.3g} times the scale of the data this model was first fit "
-                "on, and products of such instances leave float64. Scale these "
-                "features as those of the first fit, or fit anew on them."
+            raise self._other_scale(
+                "large" if top > 1.0 else "small",
+                f"the largest norm of an instance is {float(np.ldexp(top, self._exponent)):.3g}"
+                f", about {top:.3g} times",
             )
         return X
 
@@ -968,10 +982,14 @@ class OnlineLinearClassifier(OnlineClassifier):
         """The bias coordinate of an instance, in the units of the data."""
         return -self.R_ if self.fit_intercept else 0.0
 
+    def _model_aug(self):
+        """The bias coordinate of an instance, in the model's units."""
+        return float(np.ldexp(self._aug(), -self._exponent))
+
     def _batch(self, X):
         """The compiled passes' form of training rows X, in the model's units."""
-        aug = float(np.ldexp(self._aug(), -self._exponent))
-        return _Batch(self._model_units(X, training=True), self.p_, aug, self._normalises)
+        X = self._model_units(X, training=True)
+        return _Batch(X, self.p_, self._model_aug(), self._normalises)
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         """The passes (until ``tol`` ends them); with ``resume``, from its (epoch, pos),
@@ -1035,8 +1053,7 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _weights(self):
         """:meth:`_model_weights` in the units of the data (inf or 0 where they leave
         float64)."""
-        with np.errstate(over="ignore", under="ignore"):
-            return np.ldexp(self._model_weights(), self._weight_degree * self._exponent)
+        return self._data_units(self._model_weights(), self._weight_degree)
 
     def _split(self, W, aug):
         """(coef, intercept) of weights W of instances ``(x, aug)``."""
@@ -1084,7 +1101,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         if self._normalises:
             X, aug = unit_scaled(X, self._aug())
         else:
-            X, aug = self._model_units(X), float(np.ldexp(self._aug(), -self._exponent))
+            X, aug = self._model_units(X), self._model_aug()
         if self.output == "voted":
             scores = np.column_stack([self._voted_scores(s, X, aug) for s in self._states])
         else:
@@ -1111,10 +1128,9 @@ class OnlineLinearClassifier(OnlineClassifier):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         scores = self._scores(X)
-        if self.output == "voted" or not self._exponent:
+        if self.output == "voted":
             return scores
-        with np.errstate(over="ignore", under="ignore"):
-            return np.ldexp(scores, (self._weight_degree + 1) * self._exponent)
+        return self._data_units(scores, self._weight_degree + 1)
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise (of the

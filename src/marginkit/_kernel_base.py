@@ -15,7 +15,7 @@ from ._core import linear as L
 from ._core.arrays import Host, backend_of, namespace
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
-from ._utils import times_power_of_two
+from ._utils import peak_of, times_power_of_two
 
 KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
         As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
@@ -133,12 +133,6 @@ class KernelOnlineClassifier(OnlineClassifier):
         """Rows of the model's units (its support vectors) in those of the data."""
         return times_power_of_two(rows, self._exponent)
 
-    def _data_units(self, a, degree):
-        """``a`` of the model's units, ``degree`` (in the instances) back in those of the
-        data: times ``2^(degree e)``, where ``a`` is."""
-        with np.errstate(over="ignore", under="ignore"):
-            return times_power_of_two(a, degree * self._product_shift() // 2)
-
     # -- checking a loaded model -------------------------------------------------------
     def _learned(self):
         required, optional = super()._learned()
@@ -241,27 +235,17 @@ class KernelOnlineClassifier(OnlineClassifier):
         sq_dev = backend.squared_norms(X) if needs_sq else None
         sq = None if sq_dev is None else backend.host(sq_dev)
         if training and not callable(kernel.kernel):
-            self._check_not_tiny(X, backend)
+            self._check_not_tiny(X)
         inv = self._inverse_norms(X, kernel.diagonal(X, sq, backend), sq)
         return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend)
 
-    def _check_not_tiny(self, X, backend):
+    def _check_not_tiny(self, X):
         """A ValueError when the largest entry of rows X (of the model's units) is
         nonzero but below 1 / sqrt(MAX_SQUARED_NORM): squared norms and distances of
         such rows underflow."""
-        if not X.shape[0]:
-            return
-        if sp.issparse(X) or isinstance(X, np.ndarray):
-            peak = float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
-        else:
-            peak = float(backend.xp.max(backend.xp.abs(X)))
+        peak = peak_of(X)
         if 0.0 < peak < 1.0 / np.sqrt(self.MAX_SQUARED_NORM):
-            raise ValueError(
-                f"The features are too small for {type(self).__name__}: their largest "
-                f"entry is about {peak:.3g} times the scale of the data this model was "
-                "first fit on, and products of such instances leave float64. Scale "
-                "these features as those of the first fit, or fit anew on them."
-            )
+            raise self._other_scale("small", f"their largest entry is about {peak:.3g} times")
 
     def _inverse_norms(self, X, diag, sq):
         """1 / sqrt(K(x, x)) (or 1, 0 where K(x, x) = 0, for a rule that does not

@@ -1,5 +1,7 @@
 """Small array helpers shared by the estimators."""
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -12,10 +14,19 @@ def power_of_two_scaled(X, extra=0.0, unless_within=None):
     """``(X 2^-e, e)``: X scaled exactly (but for entries that become subnormal) by the
     power of two that brings the largest of its entries and ``|extra|`` into [0.5, 1);
     ``(X, 0)`` when that is 0, or lies within [2^-unless_within, 2^unless_within]."""
-    data = X.data if sp.issparse(X) else X
-    peak = max(float(np.max(np.abs(data), initial=0.0)), abs(float(extra)))
-    e = exponent_of(peak, unless_within)
+    e = exponent_of(max(peak_of(X), abs(float(extra))), unless_within)
     return times_power_of_two(X, -e), e
+
+
+def peak_of(X):
+    """The largest absolute entry of X (numpy, sparse, or an array of another namespace,
+    on its device), 0 without entries."""
+    if sp.issparse(X) or isinstance(X, np.ndarray):
+        return float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
+    if not math.prod(X.shape):
+        return 0.0
+    xp = backend_of(X).xp
+    return float(xp.max(xp.abs(X)))
 
 
 def exponent_of(size, unless_within=None):
@@ -34,11 +45,14 @@ def times_power_of_two(X, e):
         X = X.copy()
         X.data = np.ldexp(X.data, e)
         return X
-    if isinstance(X, np.ndarray):
+    if isinstance(X, (np.ndarray, np.generic, float)):
         return np.ldexp(X, e)
-    # two multiplications by powers of two that a float holds, as ldexp would
-    half = e // 2
-    return (X * 2.0**half) * 2.0 ** (e - half)
+    # multiplications by powers of two that a float holds, all one way, as ldexp would
+    while e:
+        step = max(-1000, min(1000, e))
+        X = X * 2.0**step
+        e -= step
+    return X
 
 
 def row_norms_p(X, p):
@@ -118,16 +132,15 @@ class DataSummary:
     max_norm : callable
         ``max_norm(p)``: the largest p-norm of an instance (0 without instances).
     variance : callable
-        ``variance()``: the variance of all n_samples x n_features entries (with
-        ``exact_variance``, ``variance(e)``: that of the entries times ``2^-e``).
+        ``variance(e)``: the variance of the n_samples x n_features entries, each
+        times ``2^-e`` (that of the rows in a model's units).
     """
 
-    def __init__(self, n_features, sparse, max_norm, variance, exact_variance=False):
+    def __init__(self, n_features, sparse, max_norm, variance):
         self.n_features = int(n_features)
         self.sparse = bool(sparse)
         self._max_norm = max_norm
         self._variance = variance
-        self._exact_variance = exact_variance
         self._norms = {}
 
     @classmethod
@@ -142,15 +155,14 @@ class DataSummary:
             if sp.issparse(X) or isinstance(X, np.ndarray):
                 return float(row_norms_p(X, p).max())
             # on X's device, in the units of its largest entry (p = 2: the kernels')
-            xp = backend.xp
-            e = exponent_of(float(xp.max(xp.abs(X))))
+            e = exponent_of(peak_of(X))
             sq = backend.squared_norms(times_power_of_two(X, -e))
             return float(np.ldexp(np.sqrt(float(backend.xp.max(sq))), e))
 
         def variance(e):
             return backend.variance(times_power_of_two(X, -e))
 
-        return cls(X.shape[1], sp.issparse(X), max_norm, variance, exact_variance=True)
+        return cls(X.shape[1], sp.issparse(X), max_norm, variance)
 
     def max_norm(self, p):
         p = float(p)
@@ -159,8 +171,6 @@ class DataSummary:
         return self._norms[p]
 
     def variance(self, e=0):
-        """The variance of the entries times ``2^-2e``: that of the entries times ``2^-e``
-        (of an array, computed so; of a stream, scaled from that of its entries)."""
-        if self._exact_variance:
-            return self._variance(e)
-        return float(np.ldexp(self._variance(), -2 * e))
+        """The variance of the entries, each times ``2^-e`` (of an array, computed so;
+        of a stream, scaled from that of its entries)."""
+        return self._variance(e)

@@ -498,7 +498,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         total = state.fs[L.F_SUM]
         norm = state.fs[L.F_S] * total ** (1.0 / self.p_) if total > 0 else 0.0
         # the margin of a separator scales as the instances do
-        return float(np.ldexp(np.min(y_pm * f) / norm, self._exponent)) if norm > 0 else 0.0
+        return float(self._data_units(np.min(y_pm * f) / norm, 1)) if norm > 0 else 0.0
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass; the rows are new examples
@@ -772,7 +772,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         with np.errstate(divide="ignore", invalid="ignore"):
             margin = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
         # the margin of a separator scales as the instances do
-        return np.ldexp(margin, self._product_shift() // 2)
+        return self._data_units(margin, 1)
 
     def _chunk_margins(self, X, y):
         Y = np.column_stack(self._targets(y))

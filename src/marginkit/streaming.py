@@ -350,11 +350,14 @@ class FileStream:
         self._n_features = self.n_features = int(width)
         self.classes = classes
 
-        def variance():
+        def variance(e):
+            # of the entries, scaled to the rows times 2^-e (its sums underflow for
+            # entries below about 1e-154)
             n, total, total_sq = moments()
             cells = n * width
             mean = total / cells if cells else 0.0
-            return max(total_sq / cells - mean**2, 0.0) if cells else 0.0
+            var = max(total_sq / cells - mean**2, 0.0) if cells else 0.0
+            return float(np.ldexp(var, -2 * e))
 
         self.summary = DataSummary(width, self.fmt == "svmlight", self._max_norm, variance)
 
