@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all lint bench reproduce-table6 clean
+.PHONY: demo test test-all lint bench reproduce-table6 reproduce-all published clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,13 @@ bench: $(STAMP)
 
 reproduce-table6: $(STAMP)
 	$(BIN)/marginkit reproduce gentile-table6 --out results/gentile-table6
+
+reproduce-all: $(STAMP)
+	$(BIN)/marginkit reproduce all --out results
+
+# the published values, regenerated from the papers' transcriptions (MARGINKIT_PUBLISHED)
+published: $(STAMP)
+	$(BIN)/python tools/generate_published.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

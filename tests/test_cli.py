@@ -149,6 +149,12 @@ def test_missing_data_dir_is_one_line_and_exit_2(name, missing, tmp_path, capsys
         (["reproduce", "gentile-mnist", "--degrees", "0"], "degrees must be >= 1"),
         (["reproduce", "gentile-letter", "--epochs", "0"], "must be >= 1"),
         (["reproduce", "gentile-letter", "--permutations", "two"], "not an integer"),
+        (["reproduce", "gentile-mnist", "--algorithms", "SVM"], "unknown algorithm(s) SVM"),
+        (["reproduce", "gentile-mnist", "--b-settings", "2/alpha"], "unknown B setting(s)"),
+        (["reproduce", "gentile-table6", "--algorithms", "ROMMA"], "--algorithms does not apply"),
+        (["reproduce", "all", "--alphas", "0.9"], "--alphas do(es) not apply to 'all'"),
+        (["reproduce", "all", "--plot", "x"], "--plot do(es) not apply to 'all'"),
+        (["reproduce", "all", "--workers", "2", "--scheduler", "x"], "exclude each other"),
     ],
 )
 def test_kernel_option_errors_exit_2_with_one_line(argv, message, capsys):
@@ -164,11 +170,18 @@ def test_reproduce_usps_with_options(shared_data, tmp_path, capsys):
     argv += ["--data-dir", str(shared_data), "--out", str(prefix)]
     assert main(argv) == 0
     captured = capsys.readouterr()
-    assert captured.out.startswith("# Gentile (JMLR 2001), Table 1: kernel ALMA_2 on USPS")
+    assert captured.out.startswith(
+        "# Gentile (JMLR 2001), Table 1 and Table 2: kernel classifiers"
+    )
     assert "2 cells computed, 0 reused" in captured.err
     doc = json.loads(prefix.with_suffix(".json").read_text())
     assert doc["spec"]["config"]["permutations"] == 1
-    assert "marginkit reproduce gentile-usps --quick --permutations 1 --seed 0" in captured.out
+    rows = {c["algorithm"] for c in doc["spec"]["config"]["rows"]}
+    assert rows == {"Perceptron", "ALMA2"}
+    assert (
+        "marginkit reproduce gentile-usps --quick --permutations 1 --alphas 0.9 --seed 0"
+        in captured.out
+    )
 
 
 def test_reproduce_plot_path(tmp_path, capsys):

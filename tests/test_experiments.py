@@ -239,35 +239,51 @@ def test_spec_rejects_duplicate_keys():
 # -- published values ---------------------------------------------------------------------
 
 
-def test_published_data_holds_exactly_the_known_cells():
+def test_published_data_holds_every_cell_of_table6_and_the_texts_counts():
     published = t6.load_published()
-    assert published["source"]["table"] == "Table 6"
     lookup = t6.published_lookup(published)
-    assert {k: c["value"] for k, c in lookup.items()} == {
+    errors = [c for c in published["cells"] if c["metric"] == "test_error_pct"]
+    assert len(errors) == 6 * 3 * 3 * 2  # data sets x p x alpha x outputs
+    assert {(c["s"], c["eps"]) for c in errors} == {
+        (s, eps) for s in (3, 300) for eps in (0.0, 0.1, 0.15)
+    }
+    counts = {k[:4]: c["value"] for k, c in lookup.items() if k[5] == "corrections"}
+    assert counts == {
+        (3, 0.0, 2.0, 1.0): 142,
+        (3, 0.0, 2.0, 0.5): 2720,
+        (3, 0.0, 10.0, 1.0): 14,
+        (3, 0.0, 10.0, 0.5): 1050,
+        (3, 0.15, 10.0, 1.0): 2656,
+        (3, 0.15, 10.0, 0.5): 3594,
+    }
+    # the values typed by hand before the generated file, unchanged
+    for key, value in {
         (3, 0.0, 2.0, 1.0, "avg", "test_error_pct"): 10.9,
         (3, 0.0, 6.0, 0.5, "avg", "test_error_pct"): 0.3,
         (3, 0.0, 10.0, 0.8, "avg", "test_error_pct"): 0.9,
-        (3, 0.0, 2.0, 0.5, None, "corrections"): 2720,
-        (3, 0.0, 10.0, 0.5, None, "corrections"): 1050,
-    }
-    assert all(c["note"].startswith("Table 6") for c in published["cells"])
+    }.items():
+        assert lookup[key]["value"] == value
+    assert all(c["note"].startswith(("Table 6", "section 4.4")) for c in published["cells"])
 
 
-def test_published_values_appear_only_for_stored_cells(quick):
+def test_published_values_appear_where_the_paper_prints_them(quick):
     header, rows = _table_rows(quick.markdown)
     assert header[:3] == ["s", "eps", "algorithm"]
     assert len(rows) == 2 * 2 * 2 * 2
-    shown = {}
+    lookup = t6.published_lookup()
     for row in rows:
-        for col in ("paper last %", "paper avg %", "paper corr"):
-            if row[col] != t6.NOT_STORED:
-                shown[(row["s"], row["eps"], row["algorithm"], col)] = row[col]
-    assert shown == {
-        ("3", "0.00", "ALMA2(1.0)", "paper avg %"): "10.9",
-        ("3", "0.00", "ALMA6(0.5)", "paper avg %"): "0.3",
-        ("3", "0.00", "ALMA2(0.5)", "paper corr"): "2720",
-    }
+        p, alpha = (float(v) for v in row["algorithm"][4:-1].split("("))
+        s, eps = int(row["s"]), float(row["eps"])
+        for col, output, metric in (
+            ("paper last %", "last", "test_error_pct"),
+            ("paper avg %", "avg", "test_error_pct"),
+            ("paper corr", None, "corrections"),
+        ):
+            c = lookup.get((s, eps, p, alpha, output, metric))
+            assert row[col] == (t6.NOT_STORED if c is None else c["printed"])
+    assert {r["s"] for r in rows if r["paper avg %"] != t6.NOT_STORED} == {"3"}
     assert t6.NOT_RUN not in {v for row in rows for v in row.values()}
+    assert "## Every published cell" in quick.markdown
 
 
 def test_partial_document_is_rendered_with_placeholders(quick):
@@ -306,10 +322,12 @@ def test_which_b_matches_is_computed_from_the_data(winner):
     }
     lines = t6.which_b_matches(_fake_document(corrections))
     text = "\n".join(lines)
-    assert f"B = {winner} is closer for 2 of 2" in text
+    # three of the six published counts are at alpha = 1, where B has no effect
+    assert f"B = {winner} is closer for 3 of 6 (3 ties)" in text
     assert "ALMA10(0.5), s = 3, eps = 0.00: published 1050" in text
     assert f"B = {winner}: 1040 (-1.0%)" in text
-    assert "tie (B has no effect at alpha = 1)" in text  # ALMA2(1.0) avg, equal by construction
+    assert "tie (B has no effect at alpha = 1)" in text  # ALMA2(1.0), equal by construction
+    assert "both B settings give the same values" in text  # every test error here is 5%
 
 
 def test_which_b_matches_reports_when_neither_setting_matches():
@@ -321,7 +339,7 @@ def test_which_b_matches_reports_when_neither_setting_matches():
     }
     text = "\n".join(t6.which_b_matches(_fake_document(corrections)))
     assert "neither B setting is consistently closer" in text
-    assert "For 2 of them neither setting is within 10%" in text
+    assert "For 6 of them neither setting is within 10%" in text
 
 
 # -- registry -----------------------------------------------------------------------------

@@ -115,12 +115,29 @@ def _datasets(text: str) -> list:
     return names
 
 
+def _choices(allowed, kind):
+    """An argparse type: a comma-separated list of some of ``allowed``."""
+
+    def parse(text: str) -> list:
+        names = [t.strip() for t in text.split(",")]
+        unknown = [n for n in names if n not in allowed]
+        if unknown:
+            raise argparse.ArgumentTypeError(
+                f"unknown {kind} {', '.join(unknown)} (known: {', '.join(allowed)})"
+            )
+        return names
+
+    return parse
+
+
 #: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
 _SPEC_OPTIONS = {
     "permutations": "--permutations",
     "epochs": "--epochs",
     "degrees": "--degrees",
     "alphas": "--alphas",
+    "algorithms": "--algorithms",
+    "b_settings": "--b-settings",
     "max_epochs": "--max-epochs",
     "repeats": "--repeats",
     "datasets": "--datasets",
@@ -150,11 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
     names = ", ".join(available_experiments())
     rep = commands.add_parser(
         "reproduce",
-        help=f"run (or resume) a published experiment: {names}",
+        help=f"run (or resume) a published experiment ({names}), or all of them",
         description="Run a published experiment, resuming from an existing PATH_PREFIX.json "
-        "with the same spec; write PATH_PREFIX.json and PATH_PREFIX.md and print the table.",
+        "with the same spec; write PATH_PREFIX.json and PATH_PREFIX.md and print the table. "
+        "'all' runs every experiment into a folder (--out, default results) and ends with "
+        "the scoreboard of every published cell (scoreboard.md there).",
     )
-    rep.add_argument("experiment", metavar="EXPERIMENT", help=f"one of: {names}")
+    rep.add_argument("experiment", metavar="EXPERIMENT", help=f"all, or one of: {names}")
     rep.add_argument(
         "--workers",
         type=_count,
@@ -182,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH_PREFIX",
         default=None,
         help="output path without extension (default results/EXPERIMENT, or "
-        "results/EXPERIMENT-quick with --quick)",
+        "results/EXPERIMENT-quick with --quick); with 'all', the folder (default results)",
     )
     rep.add_argument(
         "--seed",
@@ -211,14 +230,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--degrees",
         type=_degrees,
         metavar="D[,D...]",
-        help="kernel degrees (gentile-mnist: default 4; gentile-letter: default 5)",
+        help="kernel degrees of every row (default: those the tables print; gentile-mnist "
+        "4 to 6, gentile-letter 5)",
     )
     kernel.add_argument(
         "--alphas",
         type=_alphas,
         metavar="A[,A...]",
-        help="values of alpha (default: gentile-mnist 1.0,0.9; gentile-usps 0.9; "
-        "gentile-letter 0.8)",
+        help="ALMA_2's alphas, each with every degree (default: those the tables print)",
+    )
+    kernel.add_argument(
+        "--algorithms",
+        type=_choices(("Perceptron", "ROMMA", "agg-ROMMA", "ALMA2"), "algorithm(s)"),
+        metavar="NAME[,NAME...]",
+        help="some of Perceptron, ROMMA, agg-ROMMA, ALMA2 (default: all the tables print)",
+    )
+    kernel.add_argument(
+        "--b-settings",
+        type=_choices(("1/alpha", "sqrt8/alpha"), "B setting(s)"),
+        metavar="B[,B...]",
+        help="ALMA_2's B for alpha < 1: 1/alpha (the paper's, default) and/or sqrt8/alpha",
     )
     kernel.add_argument(
         "--data-dir",
@@ -546,6 +577,8 @@ def _demo(args) -> int:
 def _reproduce(args) -> int:
     from .experiments import MissingDataError, UnknownExperimentError, get_experiment, reproduce
 
+    if args.experiment == "all":
+        return _reproduce_all(args)
     try:
         experiment = get_experiment(args.experiment)
     except UnknownExperimentError as exc:
@@ -606,6 +639,43 @@ def _reproduce(args) -> int:
             f"{time.perf_counter() - start:.1f} s; wrote {result.json_path} and "
             f"{result.markdown_path}"
         )
+    return 0
+
+
+def _reproduce_all(args) -> int:
+    from .experiments import reproduce_all
+
+    given = [flag for name, flag in _SPEC_OPTIONS.items() if getattr(args, name) is not None]
+    if args.plot is not None:
+        given.append("--plot")
+    if given:
+        raise _UsageError(
+            f"{', '.join(given)} do(es) not apply to 'all' (it runs every default grid)"
+        )
+    if args.workers is not None and args.scheduler is not None:
+        raise _UsageError(
+            "--workers (a local cluster) and --scheduler (a running one) exclude each other"
+        )
+    start = time.perf_counter()
+    try:
+        board = reproduce_all(
+            args.out,
+            quick=args.quick,
+            seed=args.seed,
+            quiet=args.quiet,
+            data_dir=args.data_dir,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=None if args.quiet else _say,
+        )
+    except (ImportError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+    except OSError as exc:
+        _say(f"error: {exc}")
+        return 1
+    print(board.markdown, end="")
+    if not args.quiet:
+        _say(f"{time.perf_counter() - start:.1f} s; wrote {board.markdown_path}")
     return 0
 
 
