@@ -141,7 +141,7 @@ def test_missing_data_dir_is_one_line_and_exit_2(name, missing, tmp_path, capsys
             ["reproduce", "gentile-usps", "--degrees", "4"],
             "--degrees does not apply to gentile-usps",
         ),
-        (["reproduce", "gentile-table6", "--permutations", "2"], "--permutations does not apply"),
+        (["reproduce", "gentile-table6", "--degrees", "2"], "--degrees does not apply"),
         (["reproduce", "gentile-table6", "--data-dir", "."], "--data-dir does not apply"),
         (["reproduce", "gentile-mnist", "--alphas", "1.5"], "alphas must lie in (0, 1]"),
         (["reproduce", "gentile-mnist", "--alphas", "x"], "not a comma-separated list"),

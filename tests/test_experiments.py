@@ -18,6 +18,7 @@ from marginkit.experiments import (
     reproduce,
 )
 from marginkit.experiments import gentile_table6 as t6
+from marginkit.experiments.gentile_kernel import permuted
 from marginkit.experiments.runner import Cell, LastValueCache, Spec, load, run
 
 VERSION_KEYS = {"python", "marginkit", "numpy", "scipy", "sklearn", "numba"}
@@ -67,7 +68,7 @@ def test_quick_run_has_every_cell_with_sane_values(quick):
     doc = quick.report.document
     config = doc["spec"]["config"]
     expected = {
-        t6.cell_key(s, eps, p, alpha, b)
+        t6.run_key(s, eps, 0, p, alpha, b)
         for s in (3, 100)
         for eps in (0.0, 0.1)
         for p in (2, 6)
@@ -116,7 +117,7 @@ def test_b_has_no_effect_at_alpha_one(quick):
                 runs = [
                     {
                         k: v
-                        for k, v in results[t6.cell_key(s, eps, p, 1.0, b)].items()
+                        for k, v in results[t6.run_key(s, eps, 0, p, 1.0, b)].items()
                         if k not in (*TIMING_KEYS, "B")
                     }
                     for b in ("1/alpha", "sqrt8/alpha")
@@ -137,6 +138,7 @@ def test_last_and_avg_come_from_one_fit():
         noise=q["eps"],
         random_state=q["data_seed"],
     )
+    X, y = permuted(X, y, q["permutation_seed"])  # the cell's order of the training set
     for output in ("last", "avg"):
         clf = ALMAClassifier(
             p=6, alpha=0.5, B=q["B"], output=output, max_iter=1, fit_intercept=False
@@ -162,7 +164,7 @@ def test_complete_json_computes_nothing(quick, tmp_path):
 
 def test_deleted_cell_is_the_only_one_recomputed(quick, tmp_path):
     doc = json.loads(quick.json_path.read_text())
-    key = t6.cell_key(100, 0.1, 6, 0.5, "sqrt8/alpha")
+    key = t6.run_key(100, 0.1, 0, 6, 0.5, "sqrt8/alpha")
     removed = doc["results"].pop(key)
     (tmp_path / "partial.json").write_text(json.dumps(doc))
     again = reproduce("gentile-table6", tmp_path / "partial", quick=True, seed=0, quiet=True)
@@ -288,7 +290,7 @@ def test_published_values_appear_where_the_paper_prints_them(quick):
 
 def test_partial_document_is_rendered_with_placeholders(quick):
     doc = copy.deepcopy(quick.report.document)
-    key = t6.cell_key(3, 0.0, 2, 0.5, "sqrt8/alpha")
+    key = t6.run_key(3, 0.0, 0, 2, 0.5, "sqrt8/alpha")
     del doc["results"][key]
     text = t6.render(doc)
     assert "Partial run: 31 of 32 cells" in text
@@ -325,7 +327,7 @@ def test_which_b_matches_is_computed_from_the_data(winner):
     # three of the six published counts are at alpha = 1, where B has no effect
     assert f"B = {winner} is closer for 3 of 6 (3 ties)" in text
     assert "ALMA10(0.5), s = 3, eps = 0.00: published 1050" in text
-    assert f"B = {winner}: 1040 (-1.0%)" in text
+    assert f"B = {winner}: 1040.0 (-1.0%)" in text
     assert "tie (B has no effect at alpha = 1)" in text  # ALMA2(1.0), equal by construction
     assert "both B settings give the same values" in text  # every test error here is 5%
 
@@ -365,7 +367,11 @@ def test_full_spec_shape():
     spec = t6.build_spec()
     config = spec.config
     assert (config["n_train"], config["n_test"], config["n_features"]) == (10000, 10000, 300)
-    assert len(spec.cells) == 4 * 4 * 3 * 4 * 2
+    assert len(spec.cells) == 4 * 4 * 10 * 3 * 4 * 2
+    assert config["permutations"] == 10 and len(set(config["permutation_seeds"])) == 10
+    assert t6.build_spec(permutations=3).config["permutations"] == 3
+    with pytest.raises(ValueError, match="permutations must be a whole number"):
+        t6.build_spec(permutations=0)
     assert config["C"] == pytest.approx(math.sqrt(2))
     # the cells of one data set are consecutive, so each data set is generated once
     order = [t6.dataset_key(c.params["s"], c.params["eps"]) for c in spec.cells]
@@ -377,8 +383,8 @@ def test_full_table6(tmp_path):
     """The full Table 6 run (a few minutes): structure and the stored published cells."""
     result = reproduce("gentile-table6", tmp_path / "full", quiet=True)
     doc = result.report.document
-    assert len(doc["results"]) == 384
-    results = doc["results"]
+    assert len(doc["results"]) == 3840
+    results = t6.summarise(doc)
     # Theorem 3's B = sqrt(8)/alpha reproduces the published correction counts
     for p, published in ((2, 2720), (10, 1050)):
         measured = results[t6.cell_key(3, 0.0, p, 0.5, "sqrt8/alpha")]["corrections"]

@@ -243,7 +243,7 @@ def test_reproduce_rejects_options_that_do_not_apply(tmp_path):
     with pytest.raises(ValueError, match="does not take the option"):
         reproduce("gentile-usps", tmp_path / "u", degrees=[3])
     with pytest.raises(ValueError, match="does not take the option"):
-        reproduce("gentile-table6", tmp_path / "t", permutations=2)
+        reproduce("gentile-table6", tmp_path / "t", degrees=[2])
     with pytest.raises(ValueError, match="data_dir does not apply"):
         reproduce("gentile-table6", tmp_path / "t", data_dir=tmp_path)
     assert list(tmp_path.iterdir()) == []

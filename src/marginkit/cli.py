@@ -212,13 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument("--quiet", action="store_true", help="no progress bar or status lines")
     kernel = rep.add_argument_group(
-        "kernel experiments (gentile-mnist, gentile-usps, gentile-letter)"
+        "kernel experiments (gentile-mnist, gentile-usps, gentile-letter; gentile-table6 "
+        "takes --permutations)"
     )
     kernel.add_argument(
         "--permutations",
         type=_count,
         metavar="N",
-        help="random permutations of the training set (default 10; 2 with --quick)",
+        help="random permutations of the training set (default 10; 2 with --quick, 1 for "
+        "gentile-table6)",
     )
     kernel.add_argument(
         "--epochs",

@@ -19,6 +19,7 @@ section 4.4's text; the report shows "n/p" where the paper prints nothing.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping
@@ -29,9 +30,12 @@ from ..alma import ALMAClassifier
 from ..datasets import make_sparse_target
 from . import published as pub
 from ._format import format_table
+from .gentile_kernel import _mean_sd, _positive_int, permutation_seed, permuted
 from .runner import Cell, LastValueCache, Spec
 
 NAME = "gentile-table6"
+#: Options of :func:`build_spec` beyond ``quick`` and ``seed``.
+OPTIONS = ("permutations",)
 TITLE = "Gentile (JMLR 2001), Table 6: ALMA_p on sparse targets (section 4.4)"
 
 #: B = factor / alpha. The label is part of every cell key.
@@ -53,6 +57,7 @@ FULL = {
     "noise": [0.0, 0.05, 0.10, 0.15],
     "p": [2, 6, 10],
     "alpha": [1.0, 0.9, 0.8, 0.5],
+    "permutations": 10,
 }
 QUICK = {
     "n_features": 300,
@@ -62,6 +67,7 @@ QUICK = {
     "noise": [0.0, 0.10],
     "p": [2, 6],
     "alpha": [1.0, 0.5],
+    "permutations": 1,
 }
 
 
@@ -94,11 +100,17 @@ def dataset_key(s: int, eps: float) -> str:
 
 
 def cell_key(s: int, eps: float, p: int, alpha: float, b_label: str) -> str:
-    """Stable key of one cell: data set, algorithm ALMA_p(alpha) and B setting."""
+    """Key of one run of the table: data set, algorithm ALMA_p(alpha) and B setting
+    (the runs over the permutations: :func:`run_key`)."""
     return f"{dataset_key(s, eps)}/p={p}/alpha={alpha:.2f}/B={b_label}"
 
 
-def build_spec(*, quick: bool = False, seed: int = 0) -> Spec:
+def run_key(s: int, eps: float, permutation: int, p: int, alpha: float, b_label: str) -> str:
+    """Stable key of one cell: data set, permutation of its training set, algorithm and B."""
+    return f"{dataset_key(s, eps)}/perm={permutation}/p={p}/alpha={alpha:.2f}/B={b_label}"
+
+
+def build_spec(*, quick: bool = False, seed: int = 0, permutations: int | None = None) -> Spec:
     """The experiment of Table 6 (section 4.4) as a list of independent cells.
 
     Parameters
@@ -107,20 +119,27 @@ def build_spec(*, quick: bool = False, seed: int = 0) -> Spec:
         A small version (1000 training and 1000 test instances, s in {3, 100}, eps in
         {0, 0.1}, p in {2, 6}, alpha in {1.0, 0.5}) that runs in a few seconds.
     seed : int >= 0, default=0
-        Base seed; each data set's seed is :func:`data_seed` ``(seed, s, eps)``.
+        Base seed; each data set's seed is :func:`data_seed` ``(seed, s, eps)``, the
+        seed of permutation ``i`` of its training set
+        :func:`~marginkit.experiments.gentile_kernel.permutation_seed` ``(seed, i)``.
+    permutations : int >= 1, optional
+        Random permutations of each training set, the paper's protocol (default 10; 1
+        with ``quick``).
 
     Returns
     -------
     spec : Spec
-        One cell per (s, eps, p, alpha, B setting), ordered so that the cells of one data
-        set are consecutive.
+        One cell per (s, eps, permutation, p, alpha, B setting), ordered so that the
+        cells of one data set are consecutive.
     """
-    grid = QUICK if quick else FULL
+    grid = dict(QUICK if quick else FULL)
+    grid["permutations"] = _positive_int(permutations, "permutations", grid["permutations"])
     seeds = {
         dataset_key(s, eps): data_seed(seed, s, eps)
         for s in grid["n_relevant"]
         for eps in grid["noise"]
     }
+    perm_seeds = [permutation_seed(seed, i) for i in range(grid["permutations"])]
     config = {
         "paper": "Gentile, JMLR 2 (2001) 213-242, section 4.4, Table 6",
         "quick": bool(quick),
@@ -133,28 +152,34 @@ def build_spec(*, quick: bool = False, seed: int = 0) -> Spec:
         "outputs": ["last", "avg"],
         "seed": int(seed),
         "data_seeds": seeds,
+        "permutation_seeds": perm_seeds,
     }
     cells = []
-    for s in grid["n_relevant"]:
-        for eps in grid["noise"]:
-            for p in grid["p"]:
-                for alpha in grid["alpha"]:
-                    for b_label, factor in B_SETTINGS.items():
-                        params = {
-                            "s": s,
-                            "eps": eps,
-                            "p": p,
-                            "alpha": alpha,
-                            "B_setting": b_label,
-                            "B": factor / alpha,
-                            "C": C,
-                            "n_features": grid["n_features"],
-                            "n_train": grid["n_train"],
-                            "n_test": grid["n_test"],
-                            "margin": 1.0,
-                            "data_seed": seeds[dataset_key(s, eps)],
-                        }
-                        cells.append(Cell(cell_key(s, eps, p, alpha, b_label), params))
+    for s, eps, i, p, alpha, (b_label, factor) in itertools.product(
+        grid["n_relevant"],
+        grid["noise"],
+        range(grid["permutations"]),
+        grid["p"],
+        grid["alpha"],
+        B_SETTINGS.items(),
+    ):
+        params = {
+            "s": s,
+            "eps": eps,
+            "permutation": i,
+            "permutation_seed": perm_seeds[i],
+            "p": p,
+            "alpha": alpha,
+            "B_setting": b_label,
+            "B": factor / alpha,
+            "C": C,
+            "n_features": grid["n_features"],
+            "n_train": grid["n_train"],
+            "n_test": grid["n_test"],
+            "margin": 1.0,
+            "data_seed": seeds[dataset_key(s, eps)],
+        }
+        cells.append(Cell(run_key(s, eps, i, p, alpha, b_label), params))
     return Spec(experiment=NAME, config=config, cells=tuple(cells))
 
 
@@ -200,6 +225,7 @@ def run_cell(cell: Cell, cache: LastValueCache) -> dict:
             random_state=q["data_seed"],
         ),
     )
+    X, y = permuted(X, y, q["permutation_seed"])
     data_seconds = time.perf_counter() - start
     start = time.perf_counter()
     clf = ALMAClassifier(
@@ -230,6 +256,36 @@ def run_cell(cell: Cell, cache: LastValueCache) -> dict:
         "data_seconds": round(data_seconds, 4),
         "fit_seconds": round(fit_seconds, 4),
     }
+
+
+_FIELDS = ("err_last_pct", "err_avg_pct", "corrections")
+
+
+def summarise(document: Mapping) -> dict:
+    """Means over the permutations run, keyed by :func:`cell_key`.
+
+    Returns
+    -------
+    means : dict
+        ``{cell_key: {"err_last_pct", "err_avg_pct", "corrections": mean, "sd": {field:
+        sample standard deviation, NaN for one run}, "n": runs}}`` for every (data set,
+        algorithm, B) with at least one permutation run.
+    """
+    runs: dict = {}
+    for cell in document["spec"]["cells"]:
+        r = document["results"].get(cell["key"])
+        if r is None:
+            continue
+        q = cell["params"]
+        key = cell_key(q["s"], q["eps"], q["p"], q["alpha"], q["B_setting"])
+        runs.setdefault(key, []).append(r)
+    out = {}
+    for key, rs in runs.items():
+        stats = {f: _mean_sd([r[f] for r in rs]) for f in _FIELDS}
+        out[key] = {f: stats[f][0] for f in _FIELDS}
+        out[key]["sd"] = {f: stats[f][1] for f in _FIELDS}
+        out[key]["n"] = len(rs)
+    return out
 
 
 # -- published values -------------------------------------------------------------------
@@ -330,7 +386,7 @@ def score(document: Mapping | None) -> list:
     the run under B = 1/alpha; one data set per cell, so the tolerance of a test error
     is the paper's "meaningful up to about 1%".
     """
-    results = {} if document is None else document["results"]
+    results = {} if document is None else summarise(document)
     out = []
     for c in load_published()["cells"]:
         r = {b: results.get(cell_key(c["s"], c["eps"], c["p"], c["alpha"], b)) for b in B_SETTINGS}
@@ -339,8 +395,9 @@ def score(document: Mapping | None) -> list:
             continue
         field = "corrections" if c["metric"] == "corrections" else f"err_{c['output']}_pct"
         other = r["1/alpha"]
-        note = "" if other is None else f"B = 1/alpha: {other[field]:g}"
-        out.append(pub.measured(c["cell"], float(r[SCORED_B][field]), None, 1, note))
+        note = "" if other is None else f"B = 1/alpha: {other[field]:.2f}"
+        ours = r[SCORED_B]
+        out.append(pub.measured(c["cell"], ours[field], ours["sd"][field], ours["n"], note))
     return out
 
 
@@ -372,7 +429,7 @@ def render(document: Mapping, published: Mapping | None = None) -> str:
     published = load_published() if published is None else published
     lookup = published_lookup(published)
     config = document["spec"]["config"]
-    results = document["results"]
+    results = summarise(document)
     labels = list(config["B"])
 
     headers = ["s", "eps", "algorithm"]
@@ -393,7 +450,7 @@ def render(document: Mapping, published: Mapping | None = None) -> str:
                             row += [
                                 f"{r['err_last_pct']:.2f}",
                                 f"{r['err_avg_pct']:.2f}",
-                                str(r["corrections"]),
+                                f"{r['corrections']:.1f}",
                             ]
                     for output, metric in (
                         ("last", "test_error_pct"),
@@ -404,7 +461,7 @@ def render(document: Mapping, published: Mapping | None = None) -> str:
                         row.append(NOT_STORED if c is None else _fmt_published(c["value"]))
                     rows.append(row)
 
-    n_done = sum(1 for c in document["spec"]["cells"] if c["key"] in results)
+    n_done = sum(1 for c in document["spec"]["cells"] if c["key"] in document["results"])
     n_cells = len(document["spec"]["cells"])
     quick = config["quick"]
     lines = [f"# {TITLE}", ""]
@@ -415,7 +472,11 @@ def render(document: Mapping, published: Mapping | None = None) -> str:
         + (" (quick version: smaller than the paper's)" if quick else "")
         + ".",
         "",
-        "Each algorithm ALMA_p(alpha) is trained once per B setting, the column prefix: "
+        f"Each training set is presented in {config['permutations']} random orders (the "
+        "paper's protocol) and every number is the mean over them; their standard "
+        "deviations are in the scoreboard. "
+        "Each algorithm ALMA_p(alpha) is trained once per order and B setting, the column "
+        "prefix: "
         + "; ".join(B_DESCRIPTIONS.values())
         + ". 'last' and 'avg' are the test errors (%) of the final and of the averaged "
         "hypothesis of that same run; 'corr' is the number of corrections; 'paper' columns "
@@ -445,7 +506,12 @@ def render(document: Mapping, published: Mapping | None = None) -> str:
         "## Run",
         "",
         f"Regenerate: `marginkit reproduce {NAME}{' --quick' if quick else ''} "
-        f"--seed {config['seed']}`.",
+        + (
+            ""
+            if config["permutations"] == (QUICK if quick else FULL)["permutations"]
+            else f"--permutations {config['permutations']} "
+        )
+        + f"--seed {config['seed']}`.",
         f"Versions: {versions}.",
         f"Compute time (sum over cells): {document.get('compute_seconds', 0.0):.1f} s; "
         f"created {document['created']}, updated {document['updated']}.",
@@ -470,7 +536,7 @@ def which_b_matches(document: Mapping, published: Mapping | None = None) -> list
     """
     published = load_published() if published is None else published
     config = document["spec"]["config"]
-    results = document["results"]
+    results = summarise(document)
     labels = list(config["B"])
     in_grid = [
         c
@@ -546,7 +612,7 @@ def _compare_one(c, results, labels):
         m = measured[label]
         if metric == "corrections":
             gap[label] = (m - c["value"]) / c["value"]
-            parts.append(f"B = {label}: {m} ({100 * gap[label]:+.1f}%)")
+            parts.append(f"B = {label}: {m:.1f} ({100 * gap[label]:+.1f}%)")
         else:
             gap[label] = m - c["value"]
             parts.append(f"B = {label}: {m:.2f}% ({gap[label]:+.2f} points)")

@@ -608,7 +608,10 @@ def score(document: Mapping | None) -> list:
         elif r.get("available") is False or r.get("margin") is None:
             out.append(pub.not_compared(c, "no margin: " + r.get("reason", "w = 0")))
         else:
-            out.append(pub.measured(c, 100 * r["margin"], None, 1, _SCORE_NOTES.get(method, "")))
+            note = _SCORE_NOTES.get(method, "")
+            if r.get("converged") is False:
+                note += f"; stopped at the cap of {r['epochs']} epochs, not converged"
+            out.append(pub.measured(c, 100 * r["margin"], None, 1, note))
     return out
 
 
