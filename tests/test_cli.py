@@ -207,3 +207,15 @@ def test_kernel_experiment_draws_its_curves(shared_data, tmp_path):
     )
     assert [p.name for p in result.figures] == ["usps-curves.png"]
     assert result.figures[0].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_reproduce_all_prints_the_scoreboard(tmp_path, capsys):
+    out = tmp_path / "results"
+    argv = ["reproduce", "all", "--quick", "--data-dir", str(tmp_path), "--out", str(out)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (out / "scoreboard-quick.md").read_text()
+    assert "All tables: cells within tolerance:" in captured.out
+    assert "gentile-mnist: skipped, data missing" in captured.err
+    assert (out / "gentile-table6-quick.json").exists()
+    assert not (out / "gentile-mnist-quick.json").exists()

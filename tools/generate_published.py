@@ -56,37 +56,20 @@ def _rows(path: Path):
         yield from enumerate(csv.DictReader(fh), start=2)  # line 1 is the header
 
 
-def table_cells(path: Path) -> list[dict]:
-    """The cells of one table file: every column kept, numbers parsed, empty ones left out."""
-    cells = []
-    for line, row in _rows(path):
-        cell = {"file": path.name, "line": line}
-        for column, text in row.items():
-            if column == "value":
-                cell["printed"] = text
-                cell["value"] = float(text)
-            elif column in NUMERIC:
-                value = _number(text)
-                if value is not None:
-                    cell[column] = value
-            elif text != "":
-                cell[column] = text
-        cells.append(cell)
-    return cells
-
-
-def prose_numbers(path: Path) -> list[dict]:
-    """The numbers of the papers' texts: ``value`` a float where the text is a number."""
+def read(path: Path, numeric=NUMERIC, *, number_values: bool = True) -> list[dict]:
+    """The rows of one file: every column kept, ``numeric`` columns parsed, empty cells
+    left out; ``printed`` is the value as printed and ``value`` it as a float (every
+    value must be a number when ``number_values``, else only those that are)."""
     out = []
     for line, row in _rows(path):
         item = {"file": path.name, "line": line}
         for column, text in row.items():
             if column == "value":
                 item["printed"] = text
-                number = _number(text)
+                number = float(text) if number_values else _number(text)
                 if isinstance(number, (int, float)):
                     item["value"] = float(number)
-            elif column in ("alpha", "p"):
+            elif column in numeric:
                 value = _number(text)
                 if value is not None:
                     item[column] = value
@@ -102,7 +85,7 @@ def build(source: Path) -> dict:
     if not files or not (source / PROSE).exists():
         raise FileNotFoundError(f"no published tables in {source} (expected *.csv and {PROSE})")
     digests = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
-    cells = [c for p in files if p.name != PROSE for c in table_cells(p)]
+    cells = [c for p in files if p.name != PROSE for c in read(p)]
     return {
         "format": FORMAT,
         "generated_by": "tools/generate_published.py",
@@ -116,7 +99,8 @@ def build(source: Path) -> dict:
         ),
         "sources": digests,
         "cells": cells,
-        "prose": prose_numbers(source / PROSE),
+        # the texts' numbers: setup values such as "sqrt(2)" stay text
+        "prose": read(source / PROSE, ("alpha", "p"), number_values=False),
     }
 
 

@@ -102,19 +102,6 @@ def _labels(text: str) -> list:
     return labels
 
 
-def _datasets(text: str) -> list:
-    """An argparse type: a comma-separated list of the data sets of pumma-real."""
-    from .experiments.pumma_real import DATASETS
-
-    names = [t.strip() for t in text.split(",")]
-    unknown = [n for n in names if n not in DATASETS]
-    if unknown:
-        raise argparse.ArgumentTypeError(
-            f"unknown data set(s) {', '.join(unknown)} (known: {', '.join(DATASETS)})"
-        )
-    return names
-
-
 def _choices(allowed, kind):
     """An argparse type: a comma-separated list of some of ``allowed``."""
 
@@ -128,6 +115,13 @@ def _choices(allowed, kind):
         return names
 
     return parse
+
+
+def _datasets(text: str) -> list:
+    """An argparse type: a comma-separated list of the data sets of pumma-real."""
+    from .experiments.pumma_real import DATASETS
+
+    return _choices(DATASETS, "data set(s)")(text)
 
 
 #: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
@@ -577,31 +571,58 @@ def _demo(args) -> int:
 
 
 def _reproduce(args) -> int:
-    from .experiments import MissingDataError, UnknownExperimentError, get_experiment, reproduce
+    from .experiments import (
+        MissingDataError,
+        UnknownExperimentError,
+        get_experiment,
+        reproduce,
+        reproduce_all,
+    )
 
-    if args.experiment == "all":
-        return _reproduce_all(args)
-    try:
-        experiment = get_experiment(args.experiment)
-    except UnknownExperimentError as exc:
-        raise _UsageError(str(exc)) from None
-    accepted = getattr(experiment, "OPTIONS", ())
-    options = {}
-    for name, flag in _SPEC_OPTIONS.items():
-        value = getattr(args, name)
-        if value is None:
-            continue
-        if name not in accepted:
-            raise _UsageError(f"{flag} does not apply to {args.experiment}")
-        options[name] = value
-    if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
-        raise _UsageError(f"--data-dir does not apply to {args.experiment} (it reads no files)")
     if args.workers is not None and args.scheduler is not None:
         raise _UsageError(
             "--workers (a local cluster) and --scheduler (a running one) exclude each other"
         )
-    if args.plot is not None and getattr(experiment, "write_figures", None) is None:
-        raise _UsageError(f"--plot does not apply to {args.experiment} (it draws no figures)")
+    common = {
+        "quick": args.quick,
+        "seed": args.seed,
+        "quiet": args.quiet,
+        "data_dir": args.data_dir,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+    }
+    given = [
+        (name, flag) for name, flag in _SPEC_OPTIONS.items() if getattr(args, name) is not None
+    ]
+    if args.experiment == "all":
+        flags = [flag for _, flag in given] + ([] if args.plot is None else ["--plot"])
+        if flags:
+            raise _UsageError(
+                f"{', '.join(flags)} do(es) not apply to 'all' (it runs every default grid)"
+            )
+
+        def run():
+            return reproduce_all(args.out, progress=None if args.quiet else _say, **common)
+
+    else:
+        try:
+            experiment = get_experiment(args.experiment)
+        except UnknownExperimentError as exc:
+            raise _UsageError(str(exc)) from None
+        accepted = getattr(experiment, "OPTIONS", ())
+        for name, flag in given:
+            if name not in accepted:
+                raise _UsageError(f"{flag} does not apply to {args.experiment}")
+        options = {name: getattr(args, name) for name, _ in given}
+        if args.data_dir is not None and not getattr(experiment, "USES_DATA", False):
+            raise _UsageError(
+                f"--data-dir does not apply to {args.experiment} (it reads no files)"
+            )
+        if args.plot is not None and getattr(experiment, "write_figures", None) is None:
+            raise _UsageError(f"--plot does not apply to {args.experiment} (it draws no figures)")
+
+        def run():
+            return reproduce(args.experiment, args.out, figures=args.plot, **common, **options)
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
@@ -610,18 +631,7 @@ def _reproduce(args) -> int:
     log.addHandler(handler)
     start = time.perf_counter()
     try:
-        result = reproduce(
-            args.experiment,
-            args.out,
-            quick=args.quick,
-            seed=args.seed,
-            quiet=args.quiet,
-            data_dir=args.data_dir,
-            figures=args.plot,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            **options,
-        )
+        result = run()
     except (MissingDataError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     except OSError as exc:
@@ -629,6 +639,12 @@ def _reproduce(args) -> int:
         return 1
     finally:
         log.removeHandler(handler)
+    seconds = time.perf_counter() - start
+    if args.experiment == "all":
+        print(result.markdown, end="")
+        if not args.quiet:
+            _say(f"{seconds:.1f} s; wrote {result.markdown_path}")
+        return 0
     print(result.markdown)
     if result.figure_note:
         _say(f"warning: {result.figure_note}")
@@ -638,46 +654,8 @@ def _reproduce(args) -> int:
         report = result.report
         _say(
             f"{len(report.computed)} cells computed, {len(report.skipped)} reused, "
-            f"{time.perf_counter() - start:.1f} s; wrote {result.json_path} and "
-            f"{result.markdown_path}"
+            f"{seconds:.1f} s; wrote {result.json_path} and {result.markdown_path}"
         )
-    return 0
-
-
-def _reproduce_all(args) -> int:
-    from .experiments import reproduce_all
-
-    given = [flag for name, flag in _SPEC_OPTIONS.items() if getattr(args, name) is not None]
-    if args.plot is not None:
-        given.append("--plot")
-    if given:
-        raise _UsageError(
-            f"{', '.join(given)} do(es) not apply to 'all' (it runs every default grid)"
-        )
-    if args.workers is not None and args.scheduler is not None:
-        raise _UsageError(
-            "--workers (a local cluster) and --scheduler (a running one) exclude each other"
-        )
-    start = time.perf_counter()
-    try:
-        board = reproduce_all(
-            args.out,
-            quick=args.quick,
-            seed=args.seed,
-            quiet=args.quiet,
-            data_dir=args.data_dir,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=None if args.quiet else _say,
-        )
-    except (ImportError, ValueError) as exc:
-        raise _UsageError(str(exc)) from None
-    except OSError as exc:
-        _say(f"error: {exc}")
-        return 1
-    print(board.markdown, end="")
-    if not args.quiet:
-        _say(f"{time.perf_counter() - start:.1f} s; wrote {board.markdown_path}")
     return 0
 
 
