@@ -649,7 +649,7 @@ def _verdict(metric, gaps, labels):
     decided = n - ties
     winners = [lb for lb in labels if closer[lb] == decided and decided > 0]
     tie_text = f" ({_plural(ties, 'tie')})" if ties else ""
-    values = _plural(n, f"stored {what}")
+    values = _plural(n, f"published {what}")
     if decided == 0:
         head = f"Over {values}, both B settings give the same values"
     elif winners:
