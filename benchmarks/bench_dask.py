@@ -1,11 +1,12 @@
 """A sweep of experiment cells, serially and on a local Dask cluster, in one run.
 
 Runs the first ``--cells`` cells of an experiment's full spec (default ``gentile-usps``:
-kernel ALMA_2 fits on USPS, a few seconds each; ``gentile-table6`` cells take a tenth of
-a second) serially and on ``--workers`` local worker processes, checks that the results
-are the same, and prints the wall times, the speed-up and the overhead per cell of the
-cluster (its wall time less the ideal ``serial / workers``, per cell; cluster start-up
-and each worker's loading of the data included).
+kernel Perceptron and ALMA_2 fits of three epochs on USPS, a few seconds each;
+``gentile-table6`` cells take a tenth of a second) serially and on ``--workers`` local
+worker processes, checks that the results are the same, and prints the wall times, the
+speed-up and the overhead per cell of the cluster (its wall time less the ideal
+``serial / workers``, per cell; cluster start-up and each worker's loading of the data
+included).
 
     python benchmarks/bench_dask.py [--experiment gentile-usps] [--cells 20] [--workers 2]
         [--data-dir DIR]
