@@ -216,12 +216,13 @@ def perceptron_binary(X, y, max_iter=1):
     return hyps, counts
 
 
-def romma_binary(X, y, aggressive=False, max_iter=1):
+def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0):
     """ROMMA / aggressive ROMMA (Li and Long 2002, section 3), solved from its definition.
 
     At an update, w' = argmin ||w'|| subject to w' . w >= ||w||^2 and y w' . x >= 1,
     found by trying the two cases of the KKT conditions (only the second constraint
-    binds, or both do) instead of the closed form.
+    binds, or both do) instead of the closed form. Aggressive ROMMA updates on
+    y w . x < 1 - delta (delta > 0: the version Ishibashi et al. run, COLT 2008).
     """
     X = _dense(X)
     w = np.zeros(X.shape[1])
@@ -232,7 +233,7 @@ def romma_binary(X, y, aggressive=False, max_iter=1):
                 counts[-1] += 1
                 continue
             m = yt * (w @ x)
-            if (m < 1.0) if aggressive else (m <= 0.0):
+            if (m < 1.0 - delta) if aggressive else (m <= 0.0):
                 z = yt * x
                 only_new = z / (z @ z)  # the projection of 0 onto {v : v . z >= 1}
                 if w @ w == 0.0 or only_new @ w >= w @ w:
@@ -404,12 +405,13 @@ def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False)
     return K
 
 
-def kernel_family_binary(K, y, rule, max_iter=1):
+def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0):
     """Perceptron or (aggressive) ROMMA on the training Gram matrix K, one trial at a time.
 
     Every hypothesis is a coefficient vector beta over the training rows,
     w = sum_j beta_j phi(x_j); ||w||^2 = beta K beta is computed from its definition.
-    ``rule``: "perceptron", "romma" or "aggressive". Returns (hypotheses, counts).
+    ``rule``: "perceptron", "romma" or "aggressive" (on y w . phi(x) < 1 - delta).
+    Returns (hypotheses, counts).
     """
     n = K.shape[0]
     beta = np.zeros(n)
@@ -419,7 +421,7 @@ def kernel_family_binary(K, y, rule, max_iter=1):
             x2 = K[t, t]
             if x2 > 0:
                 m = y[t] * (beta @ K[:, t])
-                if (m < 1.0) if rule == "aggressive" else (m <= 0.0):
+                if (m < 1.0 - delta) if rule == "aggressive" else (m <= 0.0):
                     if rule == "perceptron":
                         beta = beta.copy()
                         beta[t] += y[t]

@@ -29,6 +29,7 @@ RULES = {
     "perceptron": (KernelPerceptronClassifier, {}),
     "romma": (KernelROMMAClassifier, {}),
     "aggressive": (KernelROMMAClassifier, {"aggressive": True}),
+    "aggressive-delta": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.3}),
 }
 
 
@@ -50,7 +51,8 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     kargs = {"gamma": kw.get("gamma", 1.0), "degree": kw.get("degree", 3), "coef0": 1.0}
     K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
     K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
-    runs = [kernel_family_binary(K, t, rule, max_iter=3) for t in ovr_targets(y, np.unique(y))]
+    ref = {"rule": rule.split("-")[0], "delta": params.get("delta", 0.0)}
+    runs = [kernel_family_binary(K, t, max_iter=3, **ref) for t in ovr_targets(y, np.unique(y))]
     want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(

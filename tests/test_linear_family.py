@@ -41,6 +41,12 @@ ESTIMATORS = {
     "perceptron": (PerceptronClassifier, {}, perceptron_binary, {}),
     "romma": (ROMMAClassifier, {}, romma_binary, {}),
     "aggressive": (ROMMAClassifier, {"aggressive": True}, romma_binary, {"aggressive": True}),
+    "aggressive-delta": (
+        ROMMAClassifier,
+        {"aggressive": True, "delta": 0.3},
+        romma_binary,
+        {"aggressive": True, "delta": 0.3},
+    ),
 }
 
 
@@ -128,6 +134,34 @@ def test_romma_bound_and_aggressive_margin(aggressive):
         assert worst / np.linalg.norm(w) >= worst * gamma
     else:
         assert clf.n_corrections_ <= R**2 / gamma**2
+
+
+@pytest.mark.parametrize("delta", [0.3, 0.1, 0.01])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_aggressive_romma_delta_reaches_its_margin(delta, fit_intercept):
+    """Aggressive ROMMA on y w . x < 1 - delta stops after a pass without an update,
+    after at most 1 + R^2 / (delta^2 gamma*^2) updates, with a margin of at least
+    (1 - delta) gamma* (||w|| <= 1 / gamma*); Ishibashi et al.'s ROMMA, COLT 2008."""
+    mm = pytest.importorskip("marginkit.margins")
+    pytest.importorskip("cvxpy")
+    X, y = separable(n=200, d=5, margin=0.3, seed=2, bias=0.8 if fit_intercept else 0.0)
+    clf = ROMMAClassifier(aggressive=True, delta=delta, output="last", fit_intercept=fit_intercept)
+    made = []  # pass after pass until one makes no update (fit's tol may stop sooner)
+    while not made or made[-1] > 0:
+        before = clf.n_corrections_ if made else 0
+        clf.partial_fit(X, y, classes=[-1, 1])
+        made.append(clf.n_corrections_ - before)
+        assert len(made) < 10_000
+    # the augmented instances the algorithm saw: (x, -R) with a bias
+    Z = np.hstack([X, -clf.R_ * np.ones((len(X), 1))]) if fit_intercept else X
+    v = np.append(clf.coef_[0], -clf.intercept_[0] / clf.R_) if fit_intercept else clf.coef_[0]
+    best = mm.max_margin(Z, y, fit_intercept=False)
+    got = np.min(y * (Z @ v)) / np.linalg.norm(v)
+    assert got >= (1 - delta) * best * (1 - 1e-6)
+    R = np.linalg.norm(Z, axis=1).max()
+    assert clf.n_corrections_ <= 1 + R**2 / (delta**2 * best**2)
+    # the margin with the bias left out of the norm is larger still
+    assert mm.margin(clf, X, y) >= got * (1 - 1e-9)
 
 
 def test_romma_unit_constraint_binds_on_the_last_update():

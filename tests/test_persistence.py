@@ -256,3 +256,40 @@ def test_files_naming_the_engines_former_modules_load(tmp_path):
             dst.writestr(info, data)
     loaded = marginkit.load(old)
     np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+
+
+def without_delta(schema):
+    """The schema of a model file with the estimator's parameter delta taken out."""
+    params = schema["content"]["estimator"]["content"]
+    del params["content"]["delta"]
+    params["key_types"]["content"].pop()  # every key is a str
+
+
+@pytest.mark.parametrize("cls", [marginkit.ROMMAClassifier, marginkit.KernelROMMAClassifier])
+def test_romma_files_saved_before_delta_load_as_they_were(cls, tmp_path):
+    """A (kernel) ROMMA model saved before ``delta`` loads with delta = 0, the update
+    it was trained with, and predicts and trains on as before; a PUMMA file without its
+    delta (which PUMMA always had) is refused."""
+    from archives import read_archive, write_archive
+
+    X, y = make_blobs_pm(n=80, d=5, seed=3)
+    clf = cls(aggressive=True, max_iter=2, tol=None).fit(X, y)
+    path = tmp_path / "m.skops"
+    marginkit.save(clf, path)
+    schema, members = read_archive(path)
+    without_delta(schema)
+    old = write_archive(tmp_path / "old.skops", schema, members)
+    loaded = marginkit.load(old)
+    assert loaded.delta == 0.0
+    np.testing.assert_array_equal(loaded.decision_function(X), clf.decision_function(X))
+    loaded.partial_fit(X, y)
+    np.testing.assert_array_equal(
+        loaded.decision_function(X), clf.partial_fit(X, y).decision_function(X)
+    )
+
+    pumma = marginkit.PUMMAClassifier(max_iter=2).fit(X, y)
+    marginkit.save(pumma, path)
+    schema, members = read_archive(path)
+    without_delta(schema)
+    with pytest.raises(UntrustedFileError, match="lacks the parameters delta"):
+        marginkit.load(write_archive(tmp_path / "pumma.skops", schema, members))

@@ -348,12 +348,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check.flag(r["improving"], "_resume['improving']")
         check.flag(r["ended"], "_resume['ended']")
 
+    #: parameters added after models were first saved, with the value that does what a
+    #: model saved before them did (tol: it made its max_iter passes)
+    _added_params = {"tol": None}
+
     def __setstate__(self, state):
         # a model saved before max_iter: its passes under their former name
         state = dict(state)
-        # a model saved before tol made its max_iter passes
-        if "tol" in self._get_param_names() and "tol" not in state:
-            state["tol"] = None
+        for name, before in self._added_params.items():
+            if name in self._get_param_names() and name not in state:
+                state[name] = before
         for old in self._renamed:
             if "max_iter" not in state and old in state:
                 state["max_iter"], state[old] = state[old], "deprecated"
@@ -855,8 +859,8 @@ class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
 
     Subclasses define ``_rule_args()``: the update rule of
-    :func:`marginkit._core.linear.linear_pass` and its parameters ``(rule, alpha, B, C,
-    gamma_guess)``. Only ALMA normalises the instances.
+    :func:`marginkit._core.linear.linear_pass` and its parameters (a
+    :class:`marginkit._core.linear.Rule`). Only ALMA normalises the instances.
     """
 
     _max_updates = -1
@@ -927,7 +931,7 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _run(self, state, batch, y_pm, order, start):
         """One compiled pass from ``start``; returns the position reached."""
-        rule, alpha, B, C, gamma_guess = self._rule_args()
+        rule = self._rule_args()
         return L.linear_pass(
             batch.X,
             batch.indptr,
@@ -939,12 +943,13 @@ class OnlineLinearClassifier(OnlineClassifier):
             y_pm,
             order,
             start,
-            rule,
+            rule.kind,
             self.p_,
-            alpha,
-            B,
-            C,
-            gamma_guess,
+            rule.alpha,
+            rule.B,
+            rule.C,
+            rule.gamma_guess,
+            rule.delta,
             self._max_updates,
             self._fold_below,
             state.weights(),

@@ -72,8 +72,9 @@ def block_size_for(block_size, backend):
 class KernelOnlineClassifier(OnlineClassifier):
     """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
 
-    Subclasses define ``_rule_args()``: ``(rule, alpha, B, C)`` for
-    :func:`marginkit._core.kernel.kernel_walk`. ALMA normalises the instances
+    Subclasses define ``_rule_args()``: the update rule of
+    :func:`marginkit._core.kernel.kernel_walk` and its parameters (a
+    :class:`marginkit._core.linear.Rule`). ALMA normalises the instances
     (``K(x, y) / sqrt(K(x, x) K(y, y))``); the others do when their ``normalize`` is
     set.
     """
@@ -148,7 +149,7 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _check_state(self):
         state = check.instance(self._kstate, "_kstate", KernelState)
-        rule = self._rule_args()[0]
+        rule = self._rule_args().kind
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)
         self._check_kernel_gamma(state)
@@ -199,7 +200,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         return X
 
     def _new_state(self, data, kernel):
-        rule = self._rule_args()[0]
+        rule = self._rule_args().kind
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         return KernelState(data.n_features, self._n_problems, data.sparse, kernel, forgets=forgets)
 
@@ -291,12 +292,13 @@ class KernelOnlineClassifier(OnlineClassifier):
         b = block_size_for(self.block_size, data.backend)
         step = n if every is None else -(-int(every) // b) * b
         r = self._progress_of(resume)
-        rule, alpha, B, C = self._rule_args()
+        rule = self._rule_args()
         params = {
-            "rule": rule,
-            "alpha": alpha,
-            "B": B,
-            "C": C,
+            "rule": rule.kind,
+            "alpha": rule.alpha,
+            "B": rule.B,
+            "C": rule.C,
+            "delta": rule.delta,
             "block_size": b,
             "fold_below": self._fold_below,
         }

@@ -184,7 +184,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         return float(self.p)
 
     def _rule_args(self):
-        return L.RULE_ALMA, float(self.alpha), self.B_, float(self.C), 0.0
+        return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))
 
 
 class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
@@ -338,4 +338,4 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         super()._initialise(data)
 
     def _rule_args(self):
-        return L.RULE_ALMA, float(self.alpha), self.B_, float(self.C)
+        return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))

@@ -172,7 +172,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     def _rule_args(self):
         # the guess in the model's units (gamma_guess_ is in those of the data)
         gamma = float(np.ldexp(self._gamma, -self._exponent))
-        return L.RULE_MARGIN_PERCEPTRON, 0.0, 0.0, 0.0, gamma
+        return L.Rule(L.RULE_MARGIN_PERCEPTRON, gamma_guess=gamma)
 
     def _initialise(self, data):
         super()._initialise(data)

@@ -108,7 +108,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         self.n_epochs = n_epochs
 
     def _rule_args(self):
-        return L.RULE_PERCEPTRON, 0.0, 0.0, 0.0, 0.0
+        return L.Rule(L.RULE_PERCEPTRON)
 
 
 class KernelPerceptronClassifier(KernelOnlineClassifier):
@@ -199,4 +199,4 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.n_epochs = n_epochs
 
     def _rule_args(self):
-        return L.RULE_PERCEPTRON, 0.0, 0.0, 0.0
+        return L.Rule(L.RULE_PERCEPTRON)

@@ -679,7 +679,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     _weight_degree = -1
 
     def _rule_args(self):
-        return -1, 0.0, 0.0, 0.0  # not a rule of the one-vector walk
+        return L.Rule(-1)  # not a rule of the one-vector walk
 
     def _keep_margin(self, margin):
         # a state's array, published where the model is

@@ -1,5 +1,9 @@
 """ROMMA and aggressive ROMMA: Li and Long's relaxed online maximum margin algorithm."""
 
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval
+
 from ._base import KEEP_CORRECTIONS_DOC, PASSES_DOC, OnlineLinearClassifier
 from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
@@ -20,9 +24,18 @@ class ROMMAClassifier(OnlineLinearClassifier):
 
     and ``w' = y x / ||x||^2`` when the relaxed constraint does not bind (the first
     update, and aggressive updates with ``y w . x >= ||x||^2 ||w||^2``). ROMMA updates
-    on mistakes, ``y w . x <= 0``; aggressive ROMMA whenever ``y w . x < 1``. On data
+    on mistakes, ``y w . x <= 0``; aggressive ROMMA whenever ``y w . x < 1 - delta``
+    (``delta = 0``: Li and Long's; ``delta > 0``: the approximate maximum-margin
+    version Ishibashi, Hatano and Takeda run beside PUMMA, COLT 2008, Table 1). On data
     separable with margin gamma by a plane through the origin, both make at most
     ``R^2 / gamma^2`` updates (their Theorem 1), R the largest norm of an instance.
+    Every hypothesis has ``||w|| <= 1 / gamma*`` (gamma* the largest margin; the
+    maximum-margin vector scaled to functional margin 1 satisfies every constraint
+    ROMMA keeps), so a pass of aggressive ROMMA without an update ends with a margin of
+    at least ``(1 - delta) gamma*``. Each hypothesis is the shortest vector of a
+    half-space that holds the one before as its shortest, so an update on
+    ``y w . x < 1 - delta`` adds at least ``delta^2 / R^2`` to ``||w||^2``: with
+    ``delta > 0`` there are at most ``1 + R^2 / (delta^2 gamma*^2)`` updates.
     When ``x`` is antiparallel to ``w`` the two constraints contradict each other (the
     data are not separable): the update then keeps only the new one,
     ``w' = y x / ||x||^2``.
@@ -30,7 +43,13 @@ class ROMMAClassifier(OnlineLinearClassifier):
     Parameters
     ----------
     aggressive : bool, default=False
-        Update whenever ``y w . x < 1`` instead of only on mistakes.
+        Update whenever ``y w . x < 1 - delta`` instead of only on mistakes.
+    delta : float in [0, 1), default=0.0
+        Degree of approximation of aggressive ROMMA (used only with
+        ``aggressive=True``): once a pass makes no update, the margin is at least
+        ``(1 - delta)`` times the largest. ``delta=0`` is Li and Long's aggressive
+        ROMMA, which approaches the maximum margin without reaching an update-free pass;
+        Ishibashi et al. use ``delta=0.01``.
     output : {{"last", "avg", "voted"}}, default="avg"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
@@ -74,12 +93,17 @@ class ROMMAClassifier(OnlineLinearClassifier):
     True
     """
 
-    _parameter_constraints: dict = {"aggressive": ["boolean"], **LINEAR_CONSTRAINTS}
+    _parameter_constraints: dict = {
+        "aggressive": ["boolean"],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        **LINEAR_CONSTRAINTS,
+    }
 
     def __init__(
         self,
         *,
         aggressive=False,
+        delta=0.0,
         output="avg",
         keep_corrections=False,
         max_iter=1000,
@@ -91,6 +115,7 @@ class ROMMAClassifier(OnlineLinearClassifier):
         n_epochs="deprecated",
     ):
         self.aggressive = aggressive
+        self.delta = delta
         self.output = output
         self.keep_corrections = keep_corrections
         self.max_iter = max_iter
@@ -103,10 +128,13 @@ class ROMMAClassifier(OnlineLinearClassifier):
 
     # a functional margin of 1: w . x does not change with the scale of x
     _weight_degree = -1
+    # a model saved before delta updated on y w . x < 1
+    _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0}
 
     def _rule_args(self):
-        rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
-        return rule, 0.0, 0.0, 0.0, 0.0
+        if self.aggressive:
+            return L.Rule(L.RULE_AGGRESSIVE_ROMMA, delta=float(self.delta))
+        return L.Rule(L.RULE_ROMMA)
 
 
 class KernelROMMAClassifier(KernelOnlineClassifier):
@@ -123,7 +151,10 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
     Parameters
     ----------
     aggressive : bool, default=False
-        Update whenever ``y w . phi(x) < 1`` instead of only on mistakes.
+        Update whenever ``y w . phi(x) < 1 - delta`` instead of only on mistakes.
+    delta : float in [0, 1), default=0.0
+        As in :class:`ROMMAClassifier` (used only with ``aggressive=True``): a pass
+        without an update ends with at least ``(1 - delta)`` times the largest margin.
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
@@ -165,6 +196,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
 
     _parameter_constraints: dict = {
         "aggressive": ["boolean"],
+        "delta": [Interval(Real, 0, 1, closed="left")],
         **KERNEL_CONSTRAINTS,
         "normalize": ["boolean"],
     }
@@ -173,6 +205,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         self,
         *,
         aggressive=False,
+        delta=0.0,
         output="avg",
         max_iter=1000,
         tol=1e-3,
@@ -189,6 +222,7 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         n_epochs="deprecated",
     ):
         self.aggressive = aggressive
+        self.delta = delta
         self.output = output
         self.max_iter = max_iter
         self.tol = tol
@@ -206,7 +240,9 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
 
     # a functional margin of 1: w . phi(x) does not change with the scale of phi
     _weight_degree = -1
+    _added_params = {**KernelOnlineClassifier._added_params, "delta": 0.0}
 
     def _rule_args(self):
-        rule = L.RULE_AGGRESSIVE_ROMMA if self.aggressive else L.RULE_ROMMA
-        return rule, 0.0, 0.0, 0.0
+        if self.aggressive:
+            return L.Rule(L.RULE_AGGRESSIVE_ROMMA, delta=float(self.delta))
+        return L.Rule(L.RULE_ROMMA)

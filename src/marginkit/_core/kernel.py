@@ -73,16 +73,17 @@ New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
 
 
 @njit(cache=True, nogil=True)
-def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, fold_below, P, sums, new, old):
+def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, sums, new, old):
     """Walk rows ``start..b-1`` of a block through one update rule, every problem.
 
     ``rule`` is one of :mod:`marginkit._core.linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
     on normalised instances), ``RULE_PERCEPTRON``, ``RULE_ROMMA`` or
-    ``RULE_AGGRESSIVE_ROMMA``; ``P`` the problems' state (:data:`Problems`). ``sums.F[i,
-    c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the support vectors stored before the
-    block; the walk adds in-block corrections to the rows after them (``Gb``: the
-    in-block Gram, whose diagonal is ``K(x, x)``). ``sums.f_seen[i]`` receives F[i] as
-    it stood at row i's trial; ``new`` (:data:`New`) the block's corrections.
+    ``RULE_AGGRESSIVE_ROMMA`` (on ``y w . x < 1 - delta``); ``P`` the problems' state
+    (:data:`Problems`). ``sums.F[i, c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the
+    support vectors stored before the block; the walk adds in-block corrections to the
+    rows after them (``Gb``: the in-block Gram, whose diagonal is ``K(x, x)``).
+    ``sums.f_seen[i]`` receives F[i] as it stood at row i's trial; ``new``
+    (:data:`New`) the block's corrections.
 
     A ROMMA update with only its new constraint binding (``w' = y x / K(x, x)``)
     forgets the old hypothesis: the walk then closes the averaging intervals of the
@@ -108,7 +109,7 @@ def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, fold_below, P, sums, new
                 if rule == RULE_ALMA:
                     update = m <= (1.0 - alpha) * B / np.sqrt(kc)
                 elif rule == RULE_AGGRESSIVE_ROMMA:
-                    update = m < 1.0
+                    update = m < 1.0 - delta
                 else:
                     update = m <= 0.0
                 if update:
@@ -967,13 +968,13 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         The rows, where their products are made, with their norms.
     Y : (n, C) array of +1 / -1 targets
     order : int array, the rows of X in presentation order
-    params : dict with alpha, B, C, block_size, fold_below
+    params : dict with rule, alpha, B, C, delta, block_size, fold_below
     cache : None or (P, seen) arrays: the margin sums of every row over the first
         ``seen[row]`` support vectors, filled in and used across epochs
     progress : callable(n_rows) or None
     """
     rule = params["rule"]
-    alpha, B, C = params["alpha"], params["B"], params["C"]
+    alpha, B, C, delta = params["alpha"], params["B"], params["C"], params["delta"]
     b_max, fold_below = params["block_size"], params["fold_below"]
     n_problems = state.n_problems
     bk = data.backend
@@ -1020,7 +1021,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
         pos = 0
         while pos < b:
             pos = kernel_walk(
-                rule, pos, Gb, Y_b, inv_b, alpha, B, C, fold_below, P, sums, new, old
+                rule, pos, Gb, Y_b, inv_b, alpha, B, C, delta, fold_below, P, sums, new, old
             )
             for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
                 views = [F[pos:, c], sums.f_seen[:pos, c]]

@@ -41,6 +41,7 @@ No fastmath: a reordered sum could flip which trial triggers a correction.
 """
 
 from collections import namedtuple
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -90,7 +91,21 @@ RULE_ALMA = 0  # Gentile (2001), Figure 1: normalised instances, projection onto
 RULE_PERCEPTRON = 1  # Rosenblatt: w += y x on y w . x <= 0
 RULE_MARGIN_PERCEPTRON = 2  # w += y x while y w . x / ||w|| < gamma / 2
 RULE_ROMMA = 3  # Li and Long (2002): relaxed projection on y w . x <= 0
-RULE_AGGRESSIVE_ROMMA = 4  # the same projection whenever y w . x < 1
+RULE_AGGRESSIVE_ROMMA = 4  # the same projection whenever y w . x < 1 - delta
+
+
+class Rule(NamedTuple):
+    """An update rule and its parameters, as the estimators hand them to the compiled
+    walks (:func:`linear_pass`, :func:`marginkit._core.kernel.kernel_walk`); a rule
+    reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``,
+    aggressive ROMMA ``delta``."""
+
+    kind: int
+    alpha: float = 0.0
+    B: float = 0.0
+    C: float = 0.0
+    gamma_guess: float = 0.0
+    delta: float = 0.0
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -284,6 +299,7 @@ def linear_pass(
     B,
     C,
     gamma_guess,
+    delta,
     max_updates,
     fold_below,
     w,
@@ -296,7 +312,8 @@ def linear_pass(
     - ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on normalised instances;
     - the Perceptron, w += y x when y w . x <= 0;
     - the margin Perceptron, w += y x when y w . x < (gamma_guess / 2) ||w|| (or w = 0);
-    - ROMMA (Li and Long 2002), on y w . x <= 0, and aggressive ROMMA, on y w . x < 1:
+    - ROMMA (Li and Long 2002), on y w . x <= 0, and aggressive ROMMA, on
+      y w . x < 1 - delta:
       w' = argmin ||w'|| s.t. w' . w >= ||w||^2 and y w' . x >= 1, the closed form
       w' = c w + d y x of their section 3 (w' = y x / ||x||^2 when only the second
       constraint binds, also the first update).
@@ -374,7 +391,7 @@ def linear_pass(
                 wnorm2 = s * s * total
                 update = wnorm2 <= 0.0 or margin < 0.5 * gamma_guess * np.sqrt(wnorm2)
             elif rule == RULE_AGGRESSIVE_ROMMA:
-                update = margin < 1.0
+                update = margin < 1.0 - delta
             else:
                 update = margin <= 0.0
             x2 = 0.0

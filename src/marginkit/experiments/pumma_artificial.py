@@ -18,8 +18,8 @@ training time. The exact maximum p-norm margin with bias
 (:func:`marginkit.margins.max_margin`) is the reference. p is 2 or ``2 ln n`` (passed as
 a number to every algorithm, so that all use the same p: ``p="log"`` would give ALMA, which
 sees one more coordinate, ``2 ln(n + 1)``); ROMMA is a 2-norm algorithm and runs at p = 2
-only, in its two forms: updating on mistakes, and aggressive (whenever ``y w . x < 1``).
-``delta = alpha = 0.1``.
+only, in its two forms: updating on mistakes, and aggressive (whenever
+``y w . x < 1 - delta``, the approximate version the paper runs). ``delta = alpha = 0.1``.
 
 The paper's number of examples is not known here; the default is 1000 examples per data
 set and 5 data sets per r (see ``FULL``), and every number reported is a mean over them.
@@ -83,7 +83,8 @@ ALGORITHM_TEXT = {
     "pumma": "PUMMA_p(delta), its own bias",
     "alma": "ALMA_p(alpha) on (x, -R), B = 1/alpha, C = sqrt(2)",
     "romma": "ROMMA on (x, -R), updates on mistakes (p = 2 only)",
-    "aromma": "aggressive ROMMA on (x, -R), updates whenever y w . x < 1 (p = 2 only)",
+    "aromma": "aggressive ROMMA(delta) on (x, -R), updates whenever y w . x < 1 - delta "
+    "(p = 2 only)",
 }
 #: p settings: label -> how p follows from n.
 P_LABELS = ("2", "2ln(n)")
@@ -219,7 +220,9 @@ def make_estimator(algorithm: str, p: float, delta: float = DELTA):
     if algorithm in ("romma", "aromma"):
         if p != 2.0:
             raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
-        return ROMMAClassifier(aggressive=algorithm == "aromma", fit_intercept=True, output="last")
+        if algorithm == "romma":
+            return ROMMAClassifier(fit_intercept=True, output="last")
+        return ROMMAClassifier(aggressive=True, delta=delta, fit_intercept=True, output="last")
     raise ValueError(f"unknown algorithm {algorithm!r}")
 
 
