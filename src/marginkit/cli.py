@@ -261,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count,
         metavar="N",
         help="epoch cap: of every algorithm (pumma-artificial, default 3000; 200 with "
-        "--quick), of ROMMA and ALMA (pumma-real, default 1000; 100 with --quick)",
+        "--quick), of plain ROMMA and ALMA (pumma-real, default 1000; 100 with --quick; "
+        "PUMMA and aggressive ROMMA there run to convergence)",
     )
     pumma.add_argument(
         "--repeats",
