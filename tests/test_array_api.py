@@ -182,6 +182,77 @@ def test_one_transfer_per_block(ns, device, name, monkeypatch):
     np.testing.assert_allclose(to_numpy(clf.dual_coef_), ref.dual_coef_, rtol=1e-9, atol=1e-12)
 
 
+def test_staging_buffers_are_used_in_turn():
+    """The transfer's host buffers: two, used in turn (a result stays valid until the
+    call after the next), grown for a larger block and made anew for another dtype."""
+    torch = pytest.importorskip("torch", reason="stages torch tensors")
+    from marginkit._core.arrays import torch_staging
+
+    stage = torch_staging(torch, pinned=False)
+    a = torch.arange(12.0, dtype=torch.float64).reshape(3, 4)
+    first = stage(a)
+    second = stage(a + 100.0)
+    np.testing.assert_array_equal(first, a.numpy())
+    np.testing.assert_array_equal(second, a.numpy() + 100.0)
+    assert not np.shares_memory(first, second)
+    third = stage(a + 200.0)
+    assert np.shares_memory(first, third)  # the first buffer again
+    big = torch.ones((300, 400), dtype=torch.float64)
+    np.testing.assert_array_equal(stage(big), big.numpy())
+    small = stage(a.to(torch.float32))
+    assert small.dtype == np.float32
+    np.testing.assert_array_equal(small, a.numpy())
+
+
+@pytest.mark.parametrize("name", ["alma", "aggressive", "pumma"])
+def test_staged_transfer_gives_the_same_model(name, monkeypatch):
+    """Each block's results copied into the reused host buffers (as on a GPU, there
+    page-locked) train the model of the copy by DLPack, to the last bit, across epochs
+    and forgotten hypotheses."""
+    torch = pytest.importorskip("torch", reason="stages torch tensors")
+    from marginkit._core import arrays
+
+    cls, params = KERNEL[name]
+    params = {**params, "max_iter": 2, "shuffle": False, "block_size": 16}
+    X, y, X_test = blobs(3)
+    ref = cls(**params).fit(torch.asarray(X), y)
+    staged = []
+
+    def staging_for(xp, device):
+        stage = arrays.torch_staging(torch, pinned=False)
+        return lambda a: staged.append(1) or stage(a)
+
+    monkeypatch.setattr(arrays, "staging_for", staging_for)
+    clf = cls(**params).fit(torch.asarray(X), y)
+    assert len(staged) >= X.shape[0] // 16
+    for attr in ["support_", "dual_coef_", "n_corrections_per_class_"]:
+        np.testing.assert_array_equal(to_numpy(getattr(clf, attr)), to_numpy(getattr(ref, attr)))
+    np.testing.assert_array_equal(
+        to_numpy(clf.decision_function(torch.asarray(X_test))),
+        to_numpy(ref.decision_function(torch.asarray(X_test))),
+    )
+
+
+@pytest.mark.gpu
+def test_page_locked_transfer_on_cuda():
+    """On CUDA the transfer goes through page-locked buffers and brings the device's
+    values."""
+    torch = pytest.importorskip("torch", reason="needs torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from marginkit._core.arrays import backend_of
+
+    with sklearn.config_context(array_api_dispatch=True):
+        bk = backend_of(torch.zeros((2, 2), dtype=torch.float64, device="cuda"))
+    assert bk._staging is not None
+    a = torch.randn((700, 730), dtype=torch.float64, device="cuda")
+    b = torch.randn((700, 20), dtype=torch.float64, device="cuda")
+    got_a, got_b = bk.hosts(a, b)
+    np.testing.assert_array_equal(got_a, a.cpu().numpy())
+    np.testing.assert_array_equal(got_b, b.cpu().numpy())
+    assert bk._staging._buffers[0].is_pinned()
+
+
 #: torch operations that launch no kernel on a device (views, and wrapping host data)
 _NO_KERNEL = {"slice", "unsqueeze", "permute", "alias", "t", "view", "expand", "lift_fresh"}
 
