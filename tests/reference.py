@@ -282,7 +282,8 @@ def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000):
                 converged = True
                 break
         total += updates
-        if not restart:
+        if not restart or epochs >= max_iter:
+            # no epoch left to restart in: the hypotheses reached are the model
             return hyps, counts, gamma, total, epochs, converged
         gamma /= 2
 

@@ -220,6 +220,31 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
         assert rel_err(clf.decision_function(X), linear_scores(runs, X, output, R=R)) < 1e-9
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("max_iter", range(1, 9))
+def test_margin_perceptron_keeps_its_hypothesis_when_epochs_run_out(max_iter):
+    """An epoch that overruns its guess's budget restarts from w = 0 only when an epoch
+    is left to restart in; the last one keeps the hypothesis it reached (here epochs 1
+    and 5 overrun), as the reference does."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 4)
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1.0, -1.0)
+    runs, R = linear_fit(
+        lambda A, t: margin_perceptron_binary(A, t, None, max_iter=max_iter)[:2], X, y
+    )
+    full = margin_perceptron_binary(X, y, None, max_iter=max_iter)
+    clf = MarginPerceptronClassifier(
+        tol=None, keep_corrections=True, max_iter=max_iter, fit_intercept=False
+    ).fit(X, y)
+    assert clf.n_corrections_ == full[3]
+    assert clf.gamma_guess_[0] == full[2]
+    assert np.any(clf.coef_ != 0)
+    assert clf.score(X, y) > 0.8
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), linear_scores(runs, X, output, R=R)) < 1e-9
+
+
 @contextlib.contextmanager
 def _no_warning():
     with warnings.catch_warnings():

@@ -72,7 +72,8 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         guesses of a binary problem. A :class:`~sklearn.exceptions.ConvergenceWarning`
         says when they ran out before an epoch without update (or, with ``tol``, while
         the updates still fell): the data may not be separable (through the origin,
-        unless ``fit_intercept``).
+        unless ``fit_intercept``). When the last epoch overruns its guess's budget, no
+        epoch is left to restart in: the hypothesis it reached is kept, with its guess.
     tol : float >= 0 or None, default=None
         None runs each binary problem until an epoch makes no update (or ``max_iter``
         epochs), the setting of the margin guarantee, and the default: the halving of
@@ -299,14 +300,15 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     within, rows = epoch(j)
                     self.n_iter_[j] += 1
                     bar.update(1)
-                    if not within:
+                    if not within and self.n_iter_[j] < self.max_iter:
                         # 12 R^2 / gamma^2 updates did not do: halve the guess, restart
+                        # (with no epoch left to restart in, the hypothesis reached stays)
                         self._updates_before[j] += self._states[j].n_corrections
                         self._states[j] = PNormState(self._states[j].d, 2.0, self._keeps_log)
                         self.gamma_guess_[j] /= 2.0
                         self.n_restarts_[j] += 1
                         r["fewest"] = np.inf
-                    else:
+                    elif within:
                         made = self._states[j].n_corrections - r["before"]
                         r["done"] = made == 0
                         improving = still_improving(made, r["fewest"], self.tol, rows)
