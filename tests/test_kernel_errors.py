@@ -36,6 +36,40 @@ def test_callable_kernel_with_wrong_shape_rejected(data):
         ).fit(X, y)
 
 
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (lambda K: np.where(np.arange(K.shape[1]) == K.shape[1] - 1, np.nan, K), "not finite"),
+        (lambda K: K * np.inf, "not finite"),
+        (lambda K: K + 0j, "complex values"),
+    ],
+)
+def test_callable_kernel_values_checked(data, values, message):
+    """Off-diagonal NaN or inf, or complex values, from a callable are refused (they
+    would make every output NaN, or be cast silently), at fit and at predict."""
+    X, y = data
+    clf = KernelALMAClassifier(kernel=lambda A, B: values(A @ B.T), max_iter=1)
+    with pytest.raises(ValueError, match=message):
+        clf.fit(X, y)
+    bad = []
+
+    def later(A, B):
+        return values(A @ B.T) if bad else A @ B.T
+
+    fitted = KernelALMAClassifier(kernel=later, max_iter=1).fit(X, y)
+    bad.append(True)
+    with pytest.raises(ValueError, match=message):
+        fitted.decision_function(X)
+
+
+@pytest.mark.parametrize("params", [{"degree": 10**6}, {"coef0": 1e300}, {"coef0": -1e300}])
+def test_poly_rbf_overflow_raises_the_kernel_error(data, params):
+    """(coef0 + 1) ^ degree past float64 gets the error of the other kernels, not a bare
+    OverflowError."""
+    with pytest.raises(ValueError, match="The kernel overflows"):
+        KernelALMAClassifier(kernel="poly_rbf", max_iter=1, **params).fit(*data)
+
+
 def test_indefinite_kernel_rejected(data):
     X, y = data
     with pytest.raises(ValueError, match="not positive semi-definite"):

@@ -8,6 +8,7 @@ from reference import kernel_family_binary, kernel_family_scores, kernel_matrix,
 
 from marginkit import (
     KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
     KernelROMMAClassifier,
     PerceptronClassifier,
     ROMMAClassifier,
@@ -145,3 +146,25 @@ def test_sparse_input():
     ).fit(sp.csr_matrix(X), y)
     assert dense.n_corrections_ == sparse.n_corrections_
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X), rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize(
+    "cls, params",
+    [
+        (KernelROMMAClassifier, {}),
+        (KernelROMMAClassifier, {"aggressive": True}),
+        (KernelPUMMAClassifier, {}),
+    ],
+)
+@pytest.mark.parametrize("kernel", ["rbf", "poly_rbf"])
+def test_gaussian_diagonal_is_exact_at_any_gamma(cls, params, kernel):
+    """K(x, x) of a Gaussian kernel is a constant, which the walks read from the block's
+    Gram matrix: a gamma of 1e18 turns the rounding of the distance ``||x||^2 + ||x||^2 -
+    2 x . x`` into K(x, x) = 0 there (ROMMA divided by it). Every point is then its own
+    support vector, and the training rows with no other close to them are learned."""
+    X = np.random.RandomState(0).randn(30, 4)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    clf = cls(kernel=kernel, gamma=1e18, degree=2, max_iter=2, **params).fit(X, y)
+    assert np.all(np.isfinite(clf.dual_coef_))
+    assert clf.support_vectors_.shape[0] >= X.shape[0] // 2

@@ -188,12 +188,24 @@ class KernelOnlineClassifier(OnlineClassifier):
     def _check_resume(self, path, X, y):
         super()._check_resume(path, X, y)
         sparse = sp.issparse(X)
-        stores = [getattr(self._kstate, name, None) for name in ("store", "POS", "NEG")]
-        if any(store is not None and store.sparse != sparse for store in stores):
+        if any(store.sparse != sparse for store in self._stores()):
             raise ValueError(
                 f"{path} is a checkpoint of training on {'dense' if sparse else 'sparse'} "
                 f"data, not on these {'sparse' if sparse else 'dense'} ones"
             )
+
+    def _stores(self):
+        """The stores of rows the state keeps (:class:`marginkit._core.kernel.RowStore`)."""
+        stores = [getattr(self._kstate, name, None) for name in ("store", "POS", "NEG")]
+        return [store for store in stores if store is not None]
+
+    def _stored_format(self, X):
+        """Training rows X in the format of the stored rows: sparse rows of a model whose
+        stored rows are dense (a dense fit, then sparse batches) made dense; dense rows
+        go into a sparse store as they are."""
+        if sp.issparse(X) and any(not store.sparse for store in self._stores()):
+            return X.toarray()
+        return X
 
     def _check_magnitude(self, X):
         # the kernel's own values are checked where they are computed (_instances)
@@ -229,7 +241,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         clear error when the kernel overflows on them or, ``training`` on them, their
         squared norms underflow (a later batch far smaller than the first fit's)."""
         kernel = self._kstate.kernel
-        X = self._model_units(X)
+        X = self._model_units(self._stored_format(X) if training else X)
         backend = backend_of(X)
         # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
         needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms

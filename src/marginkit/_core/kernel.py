@@ -889,6 +889,7 @@ class Ahead:
             G = G[:, :b]
         # one wait for the device
         F, last, G = bk.hosts(None if stale else F, last, G)
+        G = exact_diagonal(G, state.kernel, inv_b)
         if stale:
             # the walk rescaled or forgot coefficients of vectors these sums used
             plan = self.plan = margins_plan(state, self.rows, coef, cache, 0, self.split)
@@ -897,6 +898,21 @@ class Ahead:
         else:
             F = walk_sums(F, self.rows, state.n_problems, self.plan, cache)
         return Xb, inv_b, block, F, G, last, evals
+
+
+def exact_diagonal(G, kernel, inv):
+    """A block's Gram matrix G, on the host, with its diagonal exact for the Gaussian
+    kernels: K(x, x) is a constant there, but the product computes it from the distance
+    ``||x||^2 + ||x||^2 - 2 x . x``, whose rounding a large gamma turns into a value far
+    from it (0 for gamma near 1e18 on ordinary data), where ROMMA divides by K(x, x) and
+    PUMMA takes it for a norm. ``inv``: the rows' ``1 / sqrt(K(x, x))`` (or 0 / 1)."""
+    c = kernel.constant_diagonal()
+    if c is None:
+        return G
+    if not G.flags.writeable:
+        G = G.copy()
+    G[np.diag_indices(G.shape[0])] = c * inv * inv
+    return G
 
 
 def _configured(config, fn, *args):

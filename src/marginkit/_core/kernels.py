@@ -21,6 +21,7 @@ import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import array_api_compat
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -157,6 +158,15 @@ class Kernel:
     def needs_norms(self):
         return self.kernel in ("rbf", "poly_rbf")
 
+    def constant_diagonal(self):
+        """K(x, x) of the Gaussian kernels, the same for every x (1, or (coef0 + 1) ^
+        degree); None for the others."""
+        if self.kernel == "rbf":
+            return 1.0
+        if self.kernel == "poly_rbf":
+            return float(self.diagonal(_NO_NORMS.reshape(1, 0))[0])
+        return None
+
     def diagonal(self, X, sq=None, backend=None):
         """K(x, x) for every row of X, on the host (float64); ``sq``: ||x||^2 there."""
         k = self.kernel
@@ -170,7 +180,8 @@ class Kernel:
                 return (self.gamma * sq + self.coef0) ** self.degree
         if k == "rbf":
             return np.ones(n)
-        return np.full(n, (self.coef0 + 1.0) ** self.degree)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf: refused by the caller
+            return np.full(n, np.float64(self.coef0 + 1.0) ** self.degree)
 
     def _callable_diagonal(self, X, backend, chunk=256):
         out = np.empty(X.shape[0])
@@ -182,18 +193,31 @@ class Kernel:
         return out
 
     def _call(self, A, B, backend):
+        """The callable's K(A, B), checked: a ValueError for a wrong shape, complex
+        values or values that are not finite (which would make every output NaN)."""
         K = self.kernel(A, B)
         if sp.issparse(K):
             K = K.toarray()
-        if isinstance(backend, Host):
-            K = np.asarray(K, dtype=backend.dtype)
+        xp = backend.xp
+        if isinstance(K, np.ndarray) or not array_api_compat.is_array_api_obj(K):
+            K = np.asarray(K)
+            complex_ = np.iscomplexobj(K)
         else:
-            K = backend.asarray(K)
+            complex_ = xp.isdtype(K.dtype, "complex floating")
+        if complex_:
+            raise ValueError("the kernel callable returned complex values; expected real ones")
+        K = np.asarray(K, dtype=backend.dtype) if isinstance(backend, Host) else backend.asarray(K)
+        finite = bool(xp.all(xp.isfinite(K)))
         if tuple(K.shape) != (A.shape[0], B.shape[0]):
             raise ValueError(
                 f"the kernel callable returned an array of shape {K.shape} for inputs "
                 f"with {A.shape[0]} and {B.shape[0]} rows; expected "
                 f"({A.shape[0]}, {B.shape[0]})"
+            )
+        if not finite:
+            raise ValueError(
+                "Input contains NaN or infinity: the kernel callable returned values that "
+                "are not finite"
             )
         return K
 

@@ -32,6 +32,7 @@ from .kernel import (
     Sums,
     check_problems,
     class_index,
+    exact_diagonal,
     forget_stored,
     margin_products,
     margins_plan,
@@ -491,6 +492,7 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
         kneg = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
         # one wait for the device: the walk reads all of these, and adds to F
         F, Gb, *cols = bk.hosts(F, Gb, *kpos, *kneg)
+        Gb = exact_diagonal(Gb, state.kernel, inv_b)
         F = walk_sums(F, rows, C, plan, cache)
         kpos0, kneg0 = stacked(cols[:C], b), stacked(cols[C:], b)
         cur = state.current()
