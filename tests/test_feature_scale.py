@@ -213,6 +213,8 @@ def _lam_error(cls, **params):
     X, y = noisy(n=40, d=3)
     with pytest.raises(ValueError, match=r"lam=1.0 is too large for the scale of the features"):
         cls(lam=1.0, **params).fit(X * 1e-150, y)
+    with pytest.raises(ValueError, match=r"features: more than 1e308 times the largest"):
+        cls(lam=1.0, **params).fit(X * 1e-160, y)
     # scaled with the square of the features, it is the model at scale 1
     cls(lam=1e-300, **params).fit(X * 1e-150, y)
 

@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import time
 import warnings
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -47,6 +48,11 @@ RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"depre
 
 #: ``tol``: when fit's passes end (see ``OnlineClassifier._pass_ends``)
 TOL = [Interval(Real, 0, None, closed="left"), None]
+#: The largest p of the p-norm algorithms (ALMA_p, PUMMA_p): beyond it the p-th powers of
+#: a weight vector's coordinates leave float64's range (ALMA's hypothesis drifts from an
+#: exact computation from about p = 200), and 2 ln d, the "log" choice, stays below it for
+#: any d under 10^21.
+P_MAX = 100.0
 
 PASSES_DOC = """tol : float >= 0 or None, default=1e-3
         When :meth:`fit` stops before ``max_iter`` passes: after a pass in which no
@@ -397,11 +403,14 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._warn_renamed()
-        if checkpoint is None:
-            if checkpoint_every is not None:
-                raise ValueError("checkpoint_every needs a checkpoint path")
-            return self._fit(X, y, callback)
-        return self._fit_with_checkpoints(X, y, callback, checkpoint, checkpoint_every)
+        if checkpoint is None and checkpoint_every is not None:
+            raise ValueError("checkpoint_every needs a checkpoint path")
+        # a fit that fails (data found bad late, weights that overflow, an interrupt)
+        # leaves the estimator as it was: a fit makes new state, never changes the old
+        with unchanged_on_error(self):
+            if checkpoint is None:
+                return self._fit(X, y, callback)
+            return self._fit_with_checkpoints(X, y, callback, checkpoint, checkpoint_every)
 
     def _fit_with_checkpoints(self, X, y, callback, checkpoint, every):
         from pathlib import Path
@@ -480,17 +489,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         _check_two_classes(np.asarray(classes))
         # a stream can turn out bad late (a label outside classes, an index past the
         # width): then the estimator is left as it was, as fit leaves it
-        before = dict(self.__dict__)
-        try:
+        with unchanged_on_error(self):
             self.classes_ = np.asarray(classes)
             self.n_features_in_ = data.n_features
             self._initialise(data)
             self._update_counts()
             self._stream_epochs(stream, callback)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
         return self
 
     def _check_streamable(self):
@@ -812,7 +816,17 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         return X, y
 
     def _partial_fit(self, X, y, classes):
-        first = not hasattr(self, self._state_attr)
+        if not hasattr(self, self._state_attr):
+            # the first call fails as a fit does: leaving no half-made model
+            with unchanged_on_error(self):
+                return self._partial_fit_pass(X, y, classes, first=True)
+        self._check_not_overflowed()
+        return self._partial_fit_pass(X, y, classes, first=False)
+
+    def _check_not_overflowed(self):
+        """A ValueError when an earlier call left the model's weights overflowed."""
+
+    def _partial_fit_pass(self, X, y, classes, first):
         X, y = self._validate_Xy(X, y, reset=first)
         if first:
             if classes is None:
@@ -1038,6 +1052,13 @@ class OnlineLinearClassifier(OnlineClassifier):
         check_finite_state(self, state)
         return True
 
+    def _check_not_overflowed(self):
+        # a partial_fit whose weights overflowed changed the state in place: a fit
+        # leaves the model before it, a partial_fit cannot (a copy of every weight for
+        # each call would cost more than the call), so the model refuses to go on
+        for state in self._states:
+            check_finite_state(self, state, earlier=True)
+
     def _problem_corrections(self):
         """The corrections of each one-vs-rest problem so far."""
         return np.array([s.n_corrections for s in self._states], dtype=np.int64)
@@ -1100,6 +1121,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         check_is_fitted(self, "_states")
         self._validate_params()
         self._check_voted()
+        self._check_not_overflowed()
         X = self._validate_X(X, reset=False)
         # the instances (x, aug) scaled as in training: by the model's power of two, or
         # (an algorithm that normalises them) by their own
@@ -1156,7 +1178,21 @@ def _fingerprint(X, y):
     return digest.hexdigest()
 
 
-def check_finite_state(est, state):
+@contextmanager
+def unchanged_on_error(est):
+    """Run the block; if it raises (an interrupt included), put back the estimator's
+    attributes as they were before it. For a block that sets new attributes rather than
+    changing the objects they hold: a fit, which makes its state anew."""
+    before = dict(est.__dict__)
+    try:
+        yield
+    except BaseException:
+        est.__dict__.clear()
+        est.__dict__.update(before)
+        raise
+
+
+def check_finite_state(est, state, earlier=False):
     """A ValueError, rather than a model of NaN, when a state's numbers overflowed.
 
     The scale is renormalised as the passes go; what can still overflow are the weights
@@ -1166,10 +1202,12 @@ def check_finite_state(est, state):
     those few numbers, not all d weights (partial_fit may bring one row at a time).
     """
     if not np.all(np.isfinite(state.fs)):
+        when = " in an earlier call of partial_fit, which lost the model" if earlier else ""
         raise ValueError(
-            f"{type(est).__name__}'s weights overflowed: on data that are not separable "
-            "its hypothesis grows without bound. Use a soft margin (PUMMA's lam > 0), "
-            "fewer epochs, or ALMA, whose hypothesis stays in the unit ball."
+            f"{type(est).__name__}'s weights overflowed{when}: on data that are not "
+            "separable its hypothesis grows without bound. Use a soft margin (PUMMA's "
+            "lam > 0), fewer epochs, or ALMA, whose hypothesis stays in the unit ball"
+            + ("; then fit anew." if earlier else ".")
         )
 
 

@@ -6,7 +6,14 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import KEEP_CORRECTIONS_DOC, PASSES_DOC, RENAMED, TOL, OnlineLinearClassifier
+from ._base import (
+    KEEP_CORRECTIONS_DOC,
+    P_MAX,
+    PASSES_DOC,
+    RENAMED,
+    TOL,
+    OnlineLinearClassifier,
+)
 from ._core import linear as L
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
@@ -52,11 +59,14 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         Degree of approximation to the maximal margin; ``alpha = 1`` corrects only
         on mistakes (a normalised Perceptron with decreasing rate). 0.9 is the
         paper's best setting on MNIST and the default (docs/defaults.md).
-    p : float >= 2 or "log", default=2.0
+    p : float in [2, 100] or "log", default=2.0
         The norm of the instances. ``"log"`` means ``2 ln d`` (Remark 6), d the
         dimension the algorithm sees (``n_features``, plus one with
         ``fit_intercept``), and never less than 2: a multiplicative, Winnow-like
-        regime suited to sparse targets.
+        regime suited to sparse targets. Beyond p = 100 the p-th powers of the weights
+        leave float64's range (from p = 200 on, the link function's powers make the
+        hypothesis drift from an exact computation), and 2 ln d stays below 100 for
+        any d below 10^21.
     B : float > 0 or None, default=None
         Scale of the margin threshold gamma_k; None means ``1 / alpha``, the value
         section 4 of the paper states for its experiments. Theorem 3 part 1 uses
@@ -127,7 +137,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
 
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, 1, closed="right")],
-        "p": [Interval(Real, 2, None, closed="left"), StrOptions({"log"})],
+        "p": [Interval(Real, 2, P_MAX, closed="both"), StrOptions({"log"})],
         "B": [Interval(Real, 0, None, closed="neither"), None],
         "C": [Interval(Real, 0, None, closed="neither")],
         "output": [StrOptions({"last", "avg", "voted"})],

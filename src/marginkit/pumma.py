@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._base import (
     KEEP_CORRECTIONS_DOC,
+    P_MAX,
     RENAMED,
     TOL,
     OnlineLinearClassifier,
@@ -169,11 +170,13 @@ class _Streaming:
     def _model_lam(self):
         """``lam`` in the model's units (``_model_units``): the soft margin adds it to
         ``x . x`` (or ``K(x, x)``), so it scales as the products of instances do."""
-        lam = float(np.ldexp(self.lam, -self._product_shift())) if self.lam > 0 else 0.0
+        with np.errstate(over="ignore"):
+            lam = float(np.ldexp(self.lam, -self._product_shift())) if self.lam > 0 else 0.0
         if lam > self.MAX_SQUARED_NORM:
             raise ValueError(
-                f"lam={self.lam} is too large for the scale of the features: about "
-                f"{lam:.3g} times the largest squared norm of an instance, a soft margin "
+                f"lam={self.lam} is too large for the scale of the features: "
+                + (f"about {lam:.3g}" if np.isfinite(lam) else "more than 1e308")
+                + " times the largest squared norm of an instance, a soft margin "
                 "that no longer sees the data. Scale lam with the square of the features."
             )
         return lam
@@ -232,9 +235,10 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     Parameters
     ----------
-    p : float > 1 or "log", default=2.0
+    p : float in (1, 100] or "log", default=2.0
         The norm of the instances (the margin is measured in it). ``"log"`` means
-        ``max(2, 2 ln n_features)``.
+        ``max(2, 2 ln n_features)``. Beyond p = 100 the p-th powers of the weights
+        leave float64's range (as ALMA's ``p``).
     delta : float in [0, 1), default=0.1
         Degree of approximation: the final margin is at least ``(1 - delta)`` times the
         best one. The COLT 2008 experiments use 0.1 (artificial data) and 0.01 (real).
@@ -304,7 +308,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
-        "p": [Interval(Real, 1, None, closed="neither"), StrOptions({"log"})],
+        "p": [Interval(Real, 1, P_MAX, closed="right"), StrOptions({"log"})],
         "delta": [Interval(Real, 0, 1, closed="left")],
         "lam": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
