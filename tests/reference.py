@@ -506,6 +506,20 @@ def kernel_pumma_scores(runs, K_test, output):
     return out.ravel() if out.shape[1] == 1 else out
 
 
+def passes_until_quiet(runs_of, max_iter):
+    """``(passes, runs)`` of a fit whose passes end at the first in which no one-vs-rest
+    problem updates, or at ``max_iter`` (aggressive ROMMA with delta > 0): ``runs_of(e)``
+    gives the runs of exactly ``e`` passes, a ``(hypotheses, counts)`` pair each."""
+    before = None
+    for e in range(1, max_iter + 1):
+        runs = runs_of(e)
+        made = [len(hyps) for hyps, *_ in runs]
+        if made == before:
+            return e, runs
+        before = made
+    return max_iter, runs
+
+
 def ovr_until_quiet(binary, targets, max_iter, **kwargs):
     """One-vs-rest runs of a ``*_pumma_binary`` that all see the same epochs.
 

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
-from reference import kernel_family_binary, kernel_family_scores, kernel_matrix, ovr_targets
+from reference import (
+    kernel_family_binary,
+    kernel_family_scores,
+    kernel_matrix,
+    ovr_targets,
+    passes_until_quiet,
+)
 
 from marginkit import (
     KernelPerceptronClassifier,
@@ -53,7 +59,13 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
     K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
     ref = {"rule": rule.split("-")[0], "delta": params.get("delta", 0.0)}
-    runs = [kernel_family_binary(K, t, max_iter=3, **ref) for t in ovr_targets(y, np.unique(y))]
+    targets = ovr_targets(y, np.unique(y))
+
+    def runs_of(passes):
+        return [kernel_family_binary(K, t, max_iter=passes, **ref) for t in targets]
+
+    # with delta > 0 the passes end at the first without update
+    runs = passes_until_quiet(runs_of, 3)[1] if ref["delta"] > 0 else runs_of(3)
     want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(
@@ -168,3 +180,15 @@ def test_gaussian_diagonal_is_exact_at_any_gamma(cls, params, kernel):
     clf = cls(kernel=kernel, gamma=1e18, degree=2, max_iter=2, **params).fit(X, y)
     assert np.all(np.isfinite(clf.dual_coef_))
     assert clf.support_vectors_.shape[0] >= X.shape[0] // 2
+
+
+def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass():
+    """With delta > 0 kernel ROMMA's fit ends at its first pass without an update, the
+    pass of the linear form with the linear kernel."""
+    X, y = make_blobs_pm(n=120, d=4, n_classes=2, seed=3)
+    params = {"aggressive": True, "delta": 0.1, "tol": None, "max_iter": 5000, "shuffle": False}
+    linear = ROMMAClassifier(fit_intercept=False, **params).fit(X, y)
+    kernel = KernelROMMAClassifier(kernel="linear", **params).fit(X, y)
+    assert 1 < kernel.n_iter_ == linear.n_iter_ < 5000
+    assert kernel.n_corrections_ == linear.n_corrections_
+    np.testing.assert_allclose(kernel.decision_function(X), linear.decision_function(X))

@@ -11,6 +11,7 @@ from reference import (
     linear_fit,
     linear_scores,
     margin_perceptron_binary,
+    passes_until_quiet,
     perceptron_binary,
     romma_binary,
 )
@@ -60,7 +61,13 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
     X = X + (2.0 if fit_intercept else 0.0)
     if sparse:
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
-    runs, R = linear_fit(binary, X, y, fit_intercept=fit_intercept, max_iter=3, **ref_params)
+
+    def runs_of(passes):
+        return linear_fit(binary, X, y, fit_intercept=fit_intercept, max_iter=passes, **ref_params)
+
+    runs, R = runs_of(3)
+    if ref_params.get("delta", 0) > 0:  # the passes end at the first without update
+        runs = passes_until_quiet(lambda e: runs_of(e)[0], 3)[1]
     clf = cls(max_iter=3, tol=None, fit_intercept=fit_intercept, keep_corrections=True, **params)
     clf.fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
@@ -139,23 +146,34 @@ def test_romma_bound_and_aggressive_margin(aggressive):
 @pytest.mark.parametrize("delta", [0.3, 0.1, 0.01])
 @pytest.mark.parametrize("fit_intercept", [False, True])
 def test_aggressive_romma_delta_reaches_its_margin(delta, fit_intercept):
-    """Aggressive ROMMA on y w . x < 1 - delta stops after a pass without an update,
-    after at most 1 + R^2 / (delta^2 gamma*^2) updates, with a margin of at least
-    (1 - delta) gamma* (||w|| <= 1 / gamma*); Ishibashi et al.'s ROMMA, COLT 2008."""
+    """Aggressive ROMMA on y w . x < 1 - delta: fit (tol=None) ends at the first pass
+    without an update, after at most 1 + R^2 / (delta^2 gamma*^2) updates, with every
+    y w . x >= 1 - delta and ||w|| <= 1 / gamma*, so a margin of at least (1 - delta)
+    gamma*; Ishibashi et al.'s ROMMA, COLT 2008."""
     mm = pytest.importorskip("marginkit.margins")
     pytest.importorskip("cvxpy")
     X, y = separable(n=200, d=5, margin=0.3, seed=2, bias=0.8 if fit_intercept else 0.0)
-    clf = ROMMAClassifier(aggressive=True, delta=delta, output="last", fit_intercept=fit_intercept)
-    made = []  # pass after pass until one makes no update (fit's tol may stop sooner)
+    params = {"aggressive": True, "delta": delta, "output": "last", "shuffle": False}
+    params.update(fit_intercept=fit_intercept, tol=None, max_iter=10_000)
+    with _no_warning():
+        clf = ROMMAClassifier(**params).fit(X, y)
+    loop = ROMMAClassifier(**params)
+    made = []  # pass after pass until one makes no update
     while not made or made[-1] > 0:
-        before = clf.n_corrections_ if made else 0
-        clf.partial_fit(X, y, classes=[-1, 1])
-        made.append(clf.n_corrections_ - before)
+        before = loop.n_corrections_ if made else 0
+        loop.partial_fit(X, y, classes=[-1, 1])
+        made.append(loop.n_corrections_ - before)
         assert len(made) < 10_000
+    assert clf.n_iter_ == len(made) and clf.n_corrections_ == loop.n_corrections_
+    np.testing.assert_array_equal(clf.coef_, loop.coef_)
+    with pytest.warns(ConvergenceWarning, match="no pass without update within max_iter"):
+        ROMMAClassifier(**{**params, "max_iter": len(made) - 1}).fit(X, y)
     # the augmented instances the algorithm saw: (x, -R) with a bias
     Z = np.hstack([X, -clf.R_ * np.ones((len(X), 1))]) if fit_intercept else X
     v = np.append(clf.coef_[0], -clf.intercept_[0] / clf.R_) if fit_intercept else clf.coef_[0]
     best = mm.max_margin(Z, y, fit_intercept=False)
+    assert np.min(y * (Z @ v)) >= (1 - delta) * (1 - 1e-9)
+    assert np.linalg.norm(v) * best <= 1 + 1e-6
     got = np.min(y * (Z @ v)) / np.linalg.norm(v)
     assert got >= (1 - delta) * best * (1 - 1e-6)
     R = np.linalg.norm(Z, axis=1).max()

@@ -309,11 +309,34 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         r["improving"] = still_improving(made, r["fewest"], tol, n)
         r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
         r["ended"] = tol is not None and not r["improving"]
+        if self._ends_when_quiet and not np.any(made):
+            r["ended"] = True  # every later pass would make no update either
+
+    #: whether the passes of fit end at the first that makes no update, whose model is
+    #: what the algorithm's guarantee is about (aggressive ROMMA with delta > 0; PUMMA
+    #: and the margin Perceptron run their own epochs to it)
+    _ends_when_quiet = False
+
+    def _reached_quiet(self, r):
+        """Whether every problem has made a pass without update (a problem's first such
+        pass is followed by none with an update: its hypothesis no longer changes)."""
+        return bool(np.all(r["fewest"] == 0))
 
     def _end_of_passes(self, r):
         """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
         while they still improved."""
         self._made_passes(r["epoch"])
+        if self._ends_when_quiet and getattr(self, "tol", None) is None:
+            if not self._reached_quiet(r) and r["epoch"] == self._max_iter:
+                warnings.warn(
+                    f"{type(self).__name__} made no pass without update within "
+                    f"max_iter={self._max_iter} passes: its margin guarantee (at least "
+                    "1 - delta times the best margin) holds after one. The data may not "
+                    "be separable; increase max_iter, or check the data.",
+                    ConvergenceWarning,
+                    stacklevel=5,
+                )
+            return
         ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
         if ran_out and getattr(self, "tol", None) is not None:
             warnings.warn(

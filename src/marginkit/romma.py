@@ -10,7 +10,24 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
 from .perceptron import LINEAR_CONSTRAINTS
 
 
-class ROMMAClassifier(OnlineLinearClassifier):
+class _ROMMA:
+    """The update rule both forms hand their compiled walk, and when their passes end."""
+
+    # a functional margin of 1: w . x does not change with the scale of x (of phi(x))
+    _weight_degree = -1
+
+    def _rule_args(self):
+        if self.aggressive:
+            return L.Rule(L.RULE_AGGRESSIVE_ROMMA, delta=float(self.delta))
+        return L.Rule(L.RULE_ROMMA)
+
+    @property
+    def _ends_when_quiet(self):
+        # with delta > 0, a pass without update is reached, and the guarantee is of it
+        return bool(self.aggressive) and self.delta > 0
+
+
+class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     __doc__ = f"""ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
 
     Y. Li and P. M. Long, "The Relaxed Online Maximum Margin Algorithm", Machine
@@ -28,14 +45,16 @@ class ROMMAClassifier(OnlineLinearClassifier):
     (``delta = 0``: Li and Long's; ``delta > 0``: the approximate maximum-margin
     version Ishibashi, Hatano and Takeda run beside PUMMA, COLT 2008, Table 1). On data
     separable with margin gamma by a plane through the origin, both make at most
-    ``R^2 / gamma^2`` updates (their Theorem 1), R the largest norm of an instance.
+    ``R^2 / gamma^2`` mistakes (their Theorem 1; ROMMA's updates are its mistakes), R
+    the largest norm of an instance.
     Every hypothesis has ``||w|| <= 1 / gamma*`` (gamma* the largest margin; the
     maximum-margin vector scaled to functional margin 1 satisfies every constraint
     ROMMA keeps), so a pass of aggressive ROMMA without an update ends with a margin of
     at least ``(1 - delta) gamma*``. Each hypothesis is the shortest vector of a
     half-space that holds the one before as its shortest, so an update on
     ``y w . x < 1 - delta`` adds at least ``delta^2 / R^2`` to ``||w||^2``: with
-    ``delta > 0`` there are at most ``1 + R^2 / (delta^2 gamma*^2)`` updates.
+    ``delta > 0`` there are at most ``1 + R^2 / (delta^2 gamma*^2)`` updates. With
+    ``fit_intercept`` these margins are those of the ``(x, -R)`` augmented space.
     When ``x`` is antiparallel to ``w`` the two constraints contradict each other (the
     data are not separable): the update then keeps only the new one,
     ``w' = y x / ||x||^2``.
@@ -49,7 +68,10 @@ class ROMMAClassifier(OnlineLinearClassifier):
         ``aggressive=True``): once a pass makes no update, the margin is at least
         ``(1 - delta)`` times the largest. ``delta=0`` is Li and Long's aggressive
         ROMMA, which approaches the maximum margin without reaching an update-free pass;
-        Ishibashi et al. use ``delta=0.01``.
+        Ishibashi et al. use ``delta=0.01``. With ``delta > 0`` the passes of
+        :meth:`fit` end at the first without update, as PUMMA's do; ``tol`` may end
+        them sooner, ``tol=None`` waits for it (a ``ConvergenceWarning`` when
+        ``max_iter`` comes first).
     output : {{"last", "avg", "voted"}}, default="avg"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
@@ -126,18 +148,11 @@ class ROMMAClassifier(OnlineLinearClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
-    # a functional margin of 1: w . x does not change with the scale of x
-    _weight_degree = -1
     # a model saved before delta updated on y w . x < 1
     _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0}
 
-    def _rule_args(self):
-        if self.aggressive:
-            return L.Rule(L.RULE_AGGRESSIVE_ROMMA, delta=float(self.delta))
-        return L.Rule(L.RULE_ROMMA)
 
-
-class KernelROMMAClassifier(KernelOnlineClassifier):
+class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     __doc__ = f"""ROMMA and aggressive ROMMA in a reproducing kernel Hilbert space.
 
     The update of :class:`ROMMAClassifier` with inner products replaced by a kernel
@@ -154,7 +169,8 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         Update whenever ``y w . phi(x) < 1 - delta`` instead of only on mistakes.
     delta : float in [0, 1), default=0.0
         As in :class:`ROMMAClassifier` (used only with ``aggressive=True``): a pass
-        without an update ends with at least ``(1 - delta)`` times the largest margin.
+        without an update ends with at least ``(1 - delta)`` times the largest margin,
+        and with ``delta > 0`` the passes of :meth:`fit` end there.
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
@@ -238,11 +254,4 @@ class KernelROMMAClassifier(KernelOnlineClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
-    # a functional margin of 1: w . phi(x) does not change with the scale of phi
-    _weight_degree = -1
     _added_params = {**KernelOnlineClassifier._added_params, "delta": 0.0}
-
-    def _rule_args(self):
-        if self.aggressive:
-            return L.Rule(L.RULE_AGGRESSIVE_ROMMA, delta=float(self.delta))
-        return L.Rule(L.RULE_ROMMA)
