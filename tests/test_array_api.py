@@ -462,6 +462,41 @@ def test_a_callable_kernel_of_the_namespace():
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
 
 
+def test_a_callable_kernel_answering_in_another_library_on_the_host():
+    """Without dispatch, a callable may answer numpy rows with an array of another
+    library (here array-api-strict's): it is brought to the host, and its values are
+    checked there."""
+    X, y, _ = blobs(2)
+
+    def cubic(A, B):
+        return xps.asarray((1.0 + A @ B.T) ** 3)
+
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelPerceptronClassifier(
+            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
+        ).fit(X, y)
+        clf = KernelPerceptronClassifier(kernel=cubic, output="last", max_iter=1).fit(X, y)
+        np.testing.assert_array_equal(clf.support_, ref.support_)
+        with pytest.raises(ValueError, match="complex values"):
+            KernelPerceptronClassifier(
+                kernel=lambda A, B: xps.asarray(A @ B.T + 0j), max_iter=1
+            ).fit(X, y)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_dense_batches_of_a_namespace_after_a_sparse_fit(ns, device):
+    """A model whose stored rows are sparse (on the host) learns from dense batches of
+    any namespace as from the same rows in numpy."""
+    X, y, _ = blobs(2)
+    first = sp.csr_matrix(X[:120])
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelPerceptronClassifier().partial_fit(first, y[:120], classes=[0, 1])
+        ref.partial_fit(X[120:], y[120:])
+        clf = KernelPerceptronClassifier().partial_fit(first, y[:120], classes=[0, 1])
+    clf.partial_fit(put(X[120:], ns, device), y[120:])
+    np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
+
+
 @pytest.mark.parametrize("ns,device", NAMESPACES)
 @pytest.mark.parametrize(
     "cls",

@@ -48,7 +48,7 @@ def data():
         (MarginPerceptronClassifier, "max_iter", 0),
         (PUMMAClassifier, "p", 1.0),
         (PUMMAClassifier, "p", "ln"),
-        (PUMMAClassifier, "p", 101.0),
+        (PUMMAClassifier, "p", 151.0),
         (PUMMAClassifier, "delta", 1.0),
         (PUMMAClassifier, "delta", -0.1),
         (PUMMAClassifier, "lam", -1.0),

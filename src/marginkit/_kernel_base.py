@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._base import RENAMED, TOL, OnlineClassifier, ended_early
 from ._core import linear as L
-from ._core.arrays import Host, backend_of, namespace
+from ._core.arrays import Host, backend_of, namespace, on_host
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._utils import peak_of, times_power_of_two
@@ -202,9 +202,12 @@ class KernelOnlineClassifier(OnlineClassifier):
     def _stored_format(self, X):
         """Training rows X in the format of the stored rows: sparse rows of a model whose
         stored rows are dense (a dense fit, then sparse batches) made dense; dense rows
-        go into a sparse store as they are."""
-        if sp.issparse(X) and any(not store.sparse for store in self._stores()):
-            return X.toarray()
+        go into a sparse store as they are, from the host (a sparse store is there)."""
+        if sp.issparse(X):
+            if any(not store.sparse for store in self._stores()):
+                return X.toarray()
+        elif any(store.sparse for store in self._stores()):
+            return on_host(X)
         return X
 
     def _check_magnitude(self, X):

@@ -235,9 +235,9 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     Parameters
     ----------
-    p : float in (1, 100] or "log", default=2.0
+    p : float in (1, 150] or "log", default=2.0
         The norm of the instances (the margin is measured in it). ``"log"`` means
-        ``max(2, 2 ln n_features)``. Beyond p = 100 the p-th powers of the weights
+        ``max(2, 2 ln n_features)``. Beyond p = 150 the p-th powers of the weights
         leave float64's range (as ALMA's ``p``).
     delta : float in [0, 1), default=0.1
         Degree of approximation: the final margin is at least ``(1 - delta)`` times the

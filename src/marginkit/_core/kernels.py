@@ -28,7 +28,7 @@ from numba import njit
 
 from .. import _checks as check
 from ..persistence import trusted_type
-from .arrays import HOST, Host
+from .arrays import HOST, Host, to_numpy
 from .linear import power
 
 KERNELS = ("linear", "poly", "rbf", "poly_rbf")
@@ -198,16 +198,17 @@ class Kernel:
         K = self.kernel(A, B)
         if sp.issparse(K):
             K = K.toarray()
-        xp = backend.xp
         if isinstance(K, np.ndarray) or not array_api_compat.is_array_api_obj(K):
             K = np.asarray(K)
             complex_ = np.iscomplexobj(K)
-        else:
-            complex_ = xp.isdtype(K.dtype, "complex floating")
+        else:  # an array of another library (torch, CuPy, ...): its own namespace says
+            complex_ = array_api_compat.array_namespace(K).isdtype(K.dtype, "complex floating")
+            if isinstance(backend, Host):
+                K = to_numpy(K)
         if complex_:
             raise ValueError("the kernel callable returned complex values; expected real ones")
         K = np.asarray(K, dtype=backend.dtype) if isinstance(backend, Host) else backend.asarray(K)
-        finite = bool(xp.all(xp.isfinite(K)))
+        finite = bool(backend.xp.all(backend.xp.isfinite(K)))
         if tuple(K.shape) != (A.shape[0], B.shape[0]):
             raise ValueError(
                 f"the kernel callable returned an array of shape {K.shape} for inputs "
