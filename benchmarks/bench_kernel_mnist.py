@@ -9,7 +9,11 @@ paper's kernel (1 + x . y / 255)^4 (Gentile 2001, Table 3):
    computed, ``n_kernel_evaluations_``) and the rate of this machine's matrix product
    for the same shapes (block x 784 times 784 x support vectors), measured here and
    now: their quotient is the time a perfect implementation would need; the ratio of
-   the training time to it is the overhead of everything else (target <= 1.3).
+   the training time to it is the overhead of everything else (target <= 1.3). The
+   rate of the mean shape flatters the early blocks, whose products against few
+   support vectors run slower, so the same products are also replayed, each at its
+   own shape (recorded in an untimed fit), and the training time is set against
+   their sum too.
 3. Three epochs against one (target < 1.6), with the peak resident memory of a
    separate process that runs the three epochs (target < 3 GB).
 4. sklearn.svm.SVC with the same kernel on the same data (target: marginkit at least
@@ -72,6 +76,43 @@ def gemm_rate(block, d, m, repeat=7):
         A @ B.T
         best = min(best, time.perf_counter() - t)
     return 2.0 * block * d * m / best / 1e9
+
+
+def recorded_products(fit):
+    """The shapes ``(rows, columns)`` of every kernel product ``fit()`` makes on the
+    host, in order: ``marginkit._core.kernels.gram`` is wrapped for the call."""
+    from marginkit._core import kernels
+
+    shapes, gram = [], kernels.gram
+
+    def recording(A, B, dtype=np.float64):
+        shapes.append((A.shape[0], B.shape[0]))
+        return gram(A, B, dtype)
+
+    kernels.gram = recording
+    try:
+        fit()
+    finally:
+        kernels.gram = gram
+    return shapes
+
+
+def replayed_bound(shapes, d, repeat=3):
+    """Seconds of the same matrix products, each at its own shape: ``(rows x d) @ (d x
+    columns)`` of random byte-valued doubles for every recorded shape, the best of
+    ``repeat`` replays of each summed. The products against few support vectors, early
+    in the epoch, run below the rate of the mean shape; this bound counts them at
+    their own rate."""
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 256, size=(max(r for r, _ in shapes), d)).astype(np.float64)
+    B = rng.integers(0, 256, size=(max(c for _, c in shapes), d)).astype(np.float64)
+    best = np.full(len(shapes), np.inf)
+    for _ in range(repeat):
+        for i, (r, c) in enumerate(shapes):
+            t = time.perf_counter()
+            A[:r] @ B[:c].T
+            best[i] = min(best[i], time.perf_counter() - t)
+    return float(best.sum())
 
 
 class Device:
@@ -314,6 +355,11 @@ def main(argv=None):
     mean_cols = max(1, int(evals / blocks / clf.block_size))
     rate = gemm_rate(clf.block_size, d, mean_cols)
     bound = flops / (rate * 1e9)
+    # the same products replayed at their own shapes (recorded in an untimed fit)
+    shapes = recorded_products(
+        lambda: KernelALMAClassifier(alpha=1.0, **KERNEL, **PAPER).fit(X, y)
+    )
+    replayed = replayed_bound(shapes, d)
     results["bound"] = {
         "kernel_evaluations": evals,
         "gflop": flops / 1e9,
@@ -321,6 +367,10 @@ def main(argv=None):
         "gemm_shape": [clf.block_size, d, mean_cols],
         "bound_seconds": bound,
         "ratio": train / bound,
+        "products": len(shapes),
+        "replayed_entries": int(sum(r * c for r, c in shapes)),
+        "replayed_seconds": replayed,
+        "ratio_replayed": train / replayed,
     }
 
     # 3. three epochs, in a fresh process for its peak memory
@@ -388,8 +438,13 @@ def main(argv=None):
         f"this machine's product rate for {b['gemm_shape']}: {rate:.1f} GFLOP/s; "
         f"bound {bound:.2f} s"
     )
+    print(
+        f"the same {b['products']} products replayed at their own shapes "
+        f"({b['replayed_entries']:,} entries): {replayed:.2f} s"
+    )
     checks = [
         ("training time / product bound", b["ratio"], "<=", 1.3),
+        ("training time / replayed products", b["ratio_replayed"], "<=", 1.3),
         (f"{args.epochs} epochs / 1 epoch", results["epochs"]["ratio_to_one"], "<", 1.6),
         (f"peak memory, {args.epochs} epochs (GB)", three["peak_rss_mb"] / 1024, "<", 3.0),
     ]
