@@ -47,6 +47,7 @@ def data():
         (MarginPerceptronClassifier, "gamma_guess", -1.0),
         (MarginPerceptronClassifier, "max_iter", 0),
         (PUMMAClassifier, "p", 1.0),
+        (PUMMAClassifier, "p", 1.1),
         (PUMMAClassifier, "p", "ln"),
         (PUMMAClassifier, "p", 151.0),
         (PUMMAClassifier, "delta", 1.0),
