@@ -164,7 +164,8 @@ class Kernel:
         if self.kernel == "rbf":
             return 1.0
         if self.kernel == "poly_rbf":
-            return float(self.diagonal(_NO_NORMS.reshape(1, 0))[0])
+            with np.errstate(over="ignore", invalid="ignore"):  # inf: refused by the caller
+                return float(np.float64(self.coef0 + 1.0) ** self.degree)
         return None
 
     def diagonal(self, X, sq=None, backend=None):
@@ -178,10 +179,7 @@ class Kernel:
         if k == "poly":
             with np.errstate(over="ignore", invalid="ignore"):
                 return (self.gamma * sq + self.coef0) ** self.degree
-        if k == "rbf":
-            return np.ones(n)
-        with np.errstate(over="ignore", invalid="ignore"):  # inf: refused by the caller
-            return np.full(n, np.float64(self.coef0 + 1.0) ** self.degree)
+        return np.full(n, self.constant_diagonal())  # rbf, poly_rbf
 
     def _callable_diagonal(self, X, backend, chunk=256):
         out = np.empty(X.shape[0])
@@ -208,14 +206,13 @@ class Kernel:
         if complex_:
             raise ValueError("the kernel callable returned complex values; expected real ones")
         K = np.asarray(K, dtype=backend.dtype) if isinstance(backend, Host) else backend.asarray(K)
-        finite = bool(backend.xp.all(backend.xp.isfinite(K)))
         if tuple(K.shape) != (A.shape[0], B.shape[0]):
             raise ValueError(
                 f"the kernel callable returned an array of shape {K.shape} for inputs "
                 f"with {A.shape[0]} and {B.shape[0]} rows; expected "
                 f"({A.shape[0]}, {B.shape[0]})"
             )
-        if not finite:
+        if not bool(backend.xp.all(backend.xp.isfinite(K))):
             raise ValueError(
                 "Input contains NaN or infinity: the kernel callable returned values that "
                 "are not finite"
