@@ -1,9 +1,12 @@
 """``n_support_``: the distinct training examples of each class among the support
 vectors, the "SV" of Gentile 2001 (Tables 2 and 4), beside ``support_``."""
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import make_blobs_pm
+from sklearn.exceptions import ConvergenceWarning
 
 import marginkit
 from marginkit import (
@@ -55,6 +58,23 @@ def test_n_support_counts_distinct_examples_per_class(make, n_classes):
     # over several epochs some example is corrected more than once, and counts once
     if not isinstance(clf, KernelPUMMAClassifier):
         assert support.size > np.unique(support).size
+
+
+@pytest.mark.parametrize("make", ESTIMATORS, ids=["alma", "perceptron", "romma", "pumma"])
+def test_support_indexes_the_rows_of_x_when_the_passes_shuffle(make):
+    """``support_`` is a row of X, not a position in a shuffled pass; ``n_support_``
+    counts the distinct rows of each class (here every row is distinct)."""
+    X, y = make_blobs_pm(n=150, d=4, n_classes=3, seed=5)
+    flip = np.random.default_rng(1).uniform(size=y.size) < 0.15
+    y = np.where(flip, (y + 1) % 3, y)
+    clf = make().set_params(shuffle=True, random_state=0, tol=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    support = clf.support_
+    assert support.size and not np.array_equal(support, np.sort(support))
+    np.testing.assert_array_equal(clf.support_vectors_, X[support])
+    np.testing.assert_array_equal(clf.n_support_, _expected(clf, y))
 
 
 def test_n_support_survives_saving_and_partial_fit(tmp_path):

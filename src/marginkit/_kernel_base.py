@@ -322,9 +322,7 @@ class KernelOnlineClassifier(OnlineClassifier):
                 order = orders[epoch]
                 while lo < n:
                     hi = min(n, lo + step)
-                    train_blocks(
-                        state, data, Y, order[lo:hi], params, cache, bar.update, offset=lo
-                    )
+                    train_blocks(state, data, Y, order[lo:hi], params, cache, bar.update)
                     lo = hi
                     self._update_counts()
                     self._reached(r, epoch, hi, n)

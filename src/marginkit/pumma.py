@@ -769,7 +769,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
         def run_chunk(order, lo, hi):
             updates, conflicts = train_pairs(
-                state, data, Y, order[lo:hi], slack, self._params(data), cache, offset=lo
+                state, data, Y, order[lo:hi], slack, self._params(data), cache
             )
             return updates + conflicts
 

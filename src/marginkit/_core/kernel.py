@@ -972,10 +972,11 @@ def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
     return K @ coef.view(state.A, lo, hi)
 
 
-def train_blocks(state, data, Y, order, params, cache=None, progress=None, offset=0):
+def train_blocks(state, data, Y, order, params, cache=None, progress=None):
     """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
 
-    ``offset`` is the position of ``order[0]`` in the pass (for a pass made in pieces).
+    A support vector's index is ``state.n_seen`` plus its row in ``data`` (the rows of
+    the pass, in their own order, whatever order ``order`` presents them in).
 
     Parameters
     ----------
@@ -1069,7 +1070,7 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None, offse
                 bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
                 None if sq_bd is None else bk.take(sq_bd, idx),
             )
-            state.index[m0:m1] = state.n_seen + offset + lo + sv_rows
+            state.index[m0:m1] = state.n_seen + rows[sv_rows]
             state.label[m0:m1] = class_index(Y_b[sv_rows])
             state.A[m0:m1] = new.a[sv_rows]
             state.T_ins[m0:m1] = new.t[sv_rows]

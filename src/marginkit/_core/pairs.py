@@ -457,7 +457,7 @@ class PairState(Stored):
         return outputs(self, data, output, self.coefficients, self.beta[: self.m])
 
 
-def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None, offset=0):
+def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None):
     """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
 
     ``data`` (:class:`marginkit._core.kernel.Instances`) holds the rows, where their
@@ -536,7 +536,7 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None,
             cache[1][rows] = m0 + made_before
         if na:
             block = (Xb, inv_bd, sq_bd, class_index(Y_b))
-            _store_atoms(state, block, bk, offset + lo, atoms, cur)
+            _store_atoms(state, block, bk, rows, atoms, cur)
         state.n_trials += b
         if progress is not None:
             progress(b)
@@ -553,10 +553,10 @@ def stacked(columns, b):
     return out
 
 
-def _store_atoms(state, block, bk, lo, atoms, cur):
+def _store_atoms(state, block, bk, at, atoms, cur):
     """Append the block's atoms (:data:`Atoms`, those made), in order, and point every
     problem at its x+ and x-; ``block``: the block's rows, inverse norms, squared norms
-    and class indices."""
+    and class indices; ``at``: their rows in the pass's data (for the indices)."""
     Xb, inv_b, sq_b, labels_b = block
     na = atoms.cls.shape[0]
     m0 = state.m
@@ -574,7 +574,7 @@ def _store_atoms(state, block, bk, lo, atoms, cur):
                 rows.append(Xb[h : h + 1, :])
                 invs.append(inv_b[h : h + 1])
                 sqs.append(None if sq_b is None else sq_b[h : h + 1])
-                index[m0 + j] = state.n_seen + lo + h
+                index[m0 + j] = state.n_seen + at[h]
                 label[m0 + j] = labels_b[h]
             else:
                 # the x+ / x- of this problem from before the block
