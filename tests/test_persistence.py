@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm, outputs_of
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 import marginkit
@@ -65,6 +66,35 @@ def test_round_trip_predicts_the_same_with_every_output(est, sparse, tmp_path):
         np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
     # the loaded model trains on
     again.partial_fit(X[:10], y[:10])
+
+
+@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_string_labels_of_object_dtype_round_trip(est, tmp_path):
+    """Labels of object dtype (pandas' default for strings), kept as objects as
+    scikit-learn keeps them: the model saves and loads, a checkpointed fit resumes."""
+    X, y = make_blobs_pm(n=60, d=4, n_classes=3, seed=3)
+    labels = np.array([["ham", "spam", "eggs"][i] for i in y], dtype=object)
+    clf = fitted(clone(est), X, labels)
+    assert clf.classes_.dtype == object
+    marginkit.save(clf, tmp_path / "m.skops")
+    again = marginkit.load(tmp_path / "m.skops")
+    np.testing.assert_array_equal(again.classes_, clf.classes_)
+    assert again.classes_.dtype == clf.classes_.dtype
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+    assert list(again.predict(X[:5])) == list(clf.predict(X[:5]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clone(est).fit(X, labels, checkpoint=tmp_path / "ck.skops")
+        resumed = clone(est).fit(X, labels, checkpoint=tmp_path / "ck.skops")
+    np.testing.assert_array_equal(resumed.predict(X), clf.predict(X))
+
+
+def test_classes_of_other_objects_are_refused_on_load(tmp_path):
+    X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=3)
+    clf = PerceptronClassifier(max_iter=1).fit(X, y)
+    clf.classes_ = np.array([0, "a"], dtype=object)
+    with pytest.raises(ValueError, match="classes_ must be an array of numbers or strings"):
+        clf._check_fitted()
 
 
 @pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)

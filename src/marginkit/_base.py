@@ -607,7 +607,13 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     def _check_fitted(self):
         """The learned attributes (``_check_loaded``): here those of every estimator."""
         classes = self.classes_
-        if type(classes) is not np.ndarray or classes.dtype.kind not in "biufU":
+        # labels of object dtype (pandas' strings) are kept as scikit-learn keeps them
+        strings = (
+            type(classes) is np.ndarray
+            and classes.dtype == object
+            and all(type(c) is str for c in classes.ravel())
+        )
+        if type(classes) is not np.ndarray or not (strings or classes.dtype.kind in "biufU"):
             check.fail("classes_", "must be an array of numbers or strings")
         check.array(classes, "classes_", classes.dtype, (None,), finite=classes.dtype.kind == "f")
         _check_two_classes_loaded(classes)
