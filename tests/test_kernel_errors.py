@@ -5,7 +5,12 @@ import pytest
 from conftest import make_blobs_pm
 from sklearn.utils._param_validation import InvalidParameterError
 
-from marginkit import KernelALMAClassifier
+from marginkit import (
+    KernelALMAClassifier,
+    KernelPerceptronClassifier,
+    KernelPUMMAClassifier,
+    KernelROMMAClassifier,
+)
 
 
 @pytest.fixture
@@ -110,3 +115,53 @@ def test_nan_rejected(data):
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
         KernelALMAClassifier(alpha=1.0, output="last", max_iter=1).fit(X, y)
+
+
+class _FailingKernel:
+    """An RBF kernel that raises on its ``fail_at``-th call from now (None: never)."""
+
+    def __init__(self):
+        self.fail_at = None
+
+    def __call__(self, A, B):
+        if self.fail_at is not None:
+            self.fail_at -= 1
+            if self.fail_at == 0:
+                raise KeyboardInterrupt
+        d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
+        return np.exp(-0.3 * np.maximum(d2, 0.0))
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        KernelALMAClassifier,
+        KernelPerceptronClassifier,
+        lambda **kw: KernelROMMAClassifier(aggressive=True, **kw),
+        KernelPUMMAClassifier,
+    ],
+    ids=["alma", "perceptron", "romma", "pumma"],
+)
+def test_a_later_partial_fit_that_fails_part_way_leaves_the_model(cls, tmp_path):
+    """An interrupt (or a kernel that raises) in the middle of a later partial_fit,
+    after some blocks stored support vectors: the model is the one before the call, and
+    the same call made again gives the model of a run that never failed."""
+    X, y = make_blobs_pm(n=240, d=4, n_classes=3, seed=7)
+    y = np.where(np.random.default_rng(0).uniform(size=y.size) < 0.2, (y + 1) % 3, y)
+    kernel = _FailingKernel()
+    clf = cls(kernel=kernel, block_size=10, output="last")
+    clf.partial_fit(X[:80], y[:80], classes=[0, 1, 2])
+    before = clf.decision_function(X), clf.support_.copy(), clf.n_corrections_, clf.n_trials_
+    kernel.fail_at = 12  # some blocks in
+    with pytest.raises(KeyboardInterrupt):
+        clf.partial_fit(X[80:], y[80:])
+    kernel.fail_at = None
+    np.testing.assert_array_equal(clf.decision_function(X), before[0])
+    np.testing.assert_array_equal(clf.support_, before[1])
+    assert (clf.n_corrections_, clf.n_trials_) == before[2:]
+    clf.partial_fit(X[80:], y[80:])
+    plain = cls(kernel=_FailingKernel(), block_size=10, output="last")
+    plain.partial_fit(X[:80], y[:80], classes=[0, 1, 2]).partial_fit(X[80:], y[80:])
+    np.testing.assert_array_equal(clf.decision_function(X), plain.decision_function(X))
+    np.testing.assert_array_equal(clf.support_, plain.support_)
+    assert clf.n_corrections_ == plain.n_corrections_

@@ -850,7 +850,16 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             with unchanged_on_error(self):
                 return self._partial_fit_pass(X, y, classes, first=True)
         self._check_not_overflowed()
-        return self._partial_fit_pass(X, y, classes, first=False)
+        undo = self._undo_point()
+        if undo is None:
+            return self._partial_fit_pass(X, y, classes, first=False)
+        with unchanged_on_error(self, undo):
+            return self._partial_fit_pass(X, y, classes, first=False)
+
+    def _undo_point(self):
+        """A function that puts the learned state back as it is now, where taking one
+        costs little against a call (the kernel estimators'), else None."""
+        return None
 
     def _check_not_overflowed(self):
         """A ValueError when an earlier call left the model's weights overflowed."""
@@ -1208,14 +1217,17 @@ def _fingerprint(X, y):
 
 
 @contextmanager
-def unchanged_on_error(est):
+def unchanged_on_error(est, undo=None):
     """Run the block; if it raises (an interrupt included), put back the estimator's
     attributes as they were before it. For a block that sets new attributes rather than
-    changing the objects they hold: a fit, which makes its state anew."""
+    changing the objects they hold (a fit, which makes its state anew), or whose changes
+    in place ``undo`` takes back (:meth:`OnlineClassifier._undo_point`)."""
     before = dict(est.__dict__)
     try:
         yield
     except BaseException:
+        if undo is not None:
+            undo()
         est.__dict__.clear()
         est.__dict__.update(before)
         raise

@@ -349,6 +349,11 @@ class KernelOnlineClassifier(OnlineClassifier):
         self._kstate.n_seen += self.__dict__.pop("_stream_rows", 0)
         return self
 
+    def _undo_point(self):
+        # a later partial_fit that fails part-way (a callable kernel that raises, an
+        # interrupt) leaves the model as it was, as a fit does
+        return self._kstate.undo_point()
+
     def _problem_corrections(self):
         return self._kstate.n_corrections.astype(np.int64)
 

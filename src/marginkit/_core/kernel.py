@@ -642,6 +642,31 @@ class Stored:
         """The margin sums kept across epochs (``cache[0]``), or an empty (0, C) array."""
         return cache[0] if cache is not None else np.zeros((0, self.n_problems))
 
+    def undo_point(self):
+        """A function that puts the state back as it is now, for a call that fails
+        part-way (an error, an interrupt). The stored rows are only ever appended to, so
+        their stores are cut back to the rows they hold now; every other array (a row per
+        stored vector or per problem, O(m C), against the O(m b d) of a block's products)
+        is copied."""
+        saved, counts = {}, {}
+        for name, value in self.__dict__.items():
+            if isinstance(value, RowStore):
+                counts[name] = value.n
+            elif isinstance(value, np.ndarray):
+                saved[name] = value.copy()
+            elif isinstance(value, list):
+                saved[name] = list(value)
+            elif name != "_mirror":
+                saved[name] = value
+
+        def undo():
+            for name, n in counts.items():
+                self.__dict__[name].n = n
+            self.__dict__.update(saved)
+            self.coefficients_changed()
+
+        return undo
+
     def coefficients_changed(self):
         """Older coefficients changed: a device's copy of them is made anew."""
         mirror = self.__dict__.get("_mirror")
