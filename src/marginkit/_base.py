@@ -850,11 +850,31 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             with unchanged_on_error(self):
                 return self._partial_fit_pass(X, y, classes, first=True)
         self._check_not_overflowed()
+        self._check_unchanged_since_fit()
         undo = self._undo_point()
         if undo is None:
             return self._partial_fit_pass(X, y, classes, first=False)
         with unchanged_on_error(self, undo):
             return self._partial_fit_pass(X, y, classes, first=False)
+
+    def _changed_since_fit(self):
+        """``{parameter: value at the fit}`` of the parameters that shape the model (a
+        bias, a kernel, a norm) and have been set to other values since: those take
+        effect at the next fit; the model keeps, and predicts with, its own."""
+        return {}
+
+    def _check_unchanged_since_fit(self):
+        """A ValueError for a partial_fit after parameters that shape the model changed:
+        it cannot go on with a model of other parameters."""
+        changed = self._changed_since_fit()
+        if changed:
+            was = ", ".join(f"{k}={v!r}" for k, v in changed.items())
+            now = ", ".join(f"{k}={getattr(self, k)!r}" for k in changed)
+            raise ValueError(
+                f"{type(self).__name__} was fit with {was}, and its parameters now say "
+                f"{now}: partial_fit cannot go on with a model of other parameters. Call "
+                "fit to train with the new ones, or set them back."
+            )
 
     def _undo_point(self):
         """A function that puts the learned state back as it is now, where taking one
@@ -942,14 +962,18 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _check_fitted(self):
         super()._check_fitted()
-        # the norm as fit resolved it from p (2 for the algorithms without a p)
-        d = self.n_features_in_ + (1 if self.fit_intercept else 0)
-        p = check.equal(check.real(self.p_, "p_"), "p_", self._resolve_p(d))
+        # the model's own structure: a bias where R_ > 0 (fit_intercept at the fit; a
+        # parameter set since takes effect at the next fit), and a norm p_ of [1, 150]
+        # (2 for the algorithms without a p)
         R = check.real(self.R_, "R_", 0.0)
-        if self.fit_intercept and R == 0:
-            check.fail("R_", "must be > 0 with fit_intercept")
-        if not self.fit_intercept:
-            check.equal(R, "R_", 0.0)
+        d = self.n_features_in_ + (1 if R > 0 else 0)
+        if "p" in self._parameter_constraints:
+            allowed = self._parameter_constraints["p"][0]  # the Interval of p's values
+            p = check.real(self.p_, "p_", allowed.left)
+            if p > allowed.right:
+                check.fail("p_", f"must be <= {allowed.right:g}, got {p}")
+        else:
+            p = check.equal(check.real(self.p_, "p_"), "p_", 2.0)
         check.equal(self._fold_below, "_fold_below", _fold_threshold(p))
         if self._normalises:
             check.equal(self._exponent, "_exponent", 0)
@@ -1036,8 +1060,23 @@ class OnlineLinearClassifier(OnlineClassifier):
         return X
 
     def _aug(self):
-        """The bias coordinate of an instance, in the units of the data."""
-        return -self.R_ if self.fit_intercept else 0.0
+        """The bias coordinate of an instance, in the units of the data (0 without
+        one: ``R_`` is 0 there)."""
+        return -self.R_
+
+    @property
+    def _fitted_intercept(self):
+        """Whether the model has a bias: ``fit_intercept`` as it was at the fit."""
+        return self.R_ > 0
+
+    def _changed_since_fit(self):
+        changed = super()._changed_since_fit()
+        if bool(self.fit_intercept) != self._fitted_intercept:
+            changed["fit_intercept"] = self._fitted_intercept
+        d = self.n_features_in_ + (1 if self._fitted_intercept else 0)
+        if self._resolve_p(d) != self.p_:
+            changed["p"] = self.p_
+        return changed
 
     def _model_aug(self):
         """The bias coordinate of an instance, in the model's units."""
@@ -1123,7 +1162,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         """(coef, intercept) of weights W of instances ``(x, aug)``."""
         n = self.n_features_in_
         coef = W[:, :n]
-        if not self.fit_intercept:
+        if not self._fitted_intercept:
             return coef, np.zeros(W.shape[0])
         with np.errstate(over="ignore", under="ignore"):  # of the data's units: inf or 0
             return coef, aug * W[:, n]

@@ -86,10 +86,32 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     @property
     def _normalises(self):
+        """Whether the model divides the kernel by the rows' norms: as at its fit (a
+        ``normalize`` set since takes effect at the next fit)."""
+        state = self.__dict__.get("_kstate")
+        return self._normalise_param if state is None else state.normalize
+
+    @property
+    def _normalise_param(self):
         return self._normalising_rule or bool(getattr(self, "normalize", False))
+
+    def _changed_since_fit(self):
+        changed = super()._changed_since_fit()
+        fitted = self._kstate.kernel
+        if self.kernel is not fitted.kernel and self.kernel != fitted.kernel:
+            changed["kernel"] = fitted.kernel
+        for name in ("degree", "coef0"):
+            if getattr(self, name) != getattr(fitted, name):
+                changed[name] = getattr(fitted, name)
+        if not isinstance(self.gamma, str) and self.gamma != self.gamma_:
+            changed["gamma"] = self.gamma_
+        if self._normalise_param != self._normalises:
+            changed["normalize"] = self._normalises
+        return changed
 
     # -- training ------------------------------------------------------------------
     def _initialise(self, data):
+        self.__dict__.pop("_kstate", None)  # a new model, of the parameters as they are
         # the rows in the model's units (_model_units): a power of two that a named
         # kernel's gamma takes back, so that its values are those of the data
         e = self._exponent = 0 if callable(self.kernel) else self._exponent_of(data.max_norm(2.0))
@@ -123,8 +145,11 @@ class KernelOnlineClassifier(OnlineClassifier):
         )
 
     def _product_shift(self):
-        # the named kernels but the linear one take the scale back in their gamma
-        return 2 * self._exponent if self.kernel == "linear" else 0
+        # the named kernels but the linear one take the scale back in their gamma (the
+        # model's kernel: one set since takes effect at the next fit)
+        state = self.__dict__.get("_kstate")
+        kernel = self.kernel if state is None else state.kernel.kernel
+        return 2 * self._exponent if kernel == "linear" else 0
 
     def _model_units(self, X):
         """X divided by ``2^_exponent`` (where it is): see ``_initialise``."""
@@ -149,6 +174,8 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _check_state(self):
         state = check.instance(self._kstate, "_kstate", KernelState)
+        if "normalize" not in vars(state):  # a file of 0.1, whose state did not say
+            state.normalize = self._normalise_param
         rule = self._rule_args().kind
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)
@@ -217,7 +244,14 @@ class KernelOnlineClassifier(OnlineClassifier):
     def _new_state(self, data, kernel):
         rule = self._rule_args().kind
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
-        return KernelState(data.n_features, self._n_problems, data.sparse, kernel, forgets=forgets)
+        return KernelState(
+            data.n_features,
+            self._n_problems,
+            data.sparse,
+            kernel,
+            forgets=forgets,
+            normalize=self._normalise_param,
+        )
 
     # -- where the products are made -------------------------------------------------
     def _validate_X(self, X, reset):

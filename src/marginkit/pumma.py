@@ -710,7 +710,9 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.n_epochs_ = 0
         self.converged_ = False
         self._model_lam()  # a ValueError, before any training, when lam swamps the data
-        return PairState(data.n_features, self._n_problems, data.sparse, kernel, self.normalize)
+        return PairState(
+            data.n_features, self._n_problems, data.sparse, kernel, self._normalise_param
+        )
 
     def _params(self, data):
         return {

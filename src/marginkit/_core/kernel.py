@@ -678,8 +678,11 @@ class Stored:
 class KernelState(Stored):
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
-    def __init__(self, n_features, n_problems, sparse, kernel, forgets=False, backend=None):
+    def __init__(
+        self, n_features, n_problems, sparse, kernel, forgets=False, backend=None, normalize=False
+    ):
         self.kernel = kernel
+        self.normalize = bool(normalize)  # whether the rows' norms divide the kernel
         self.n_problems = n_problems
         self.store = RowStore(n_features, sparse, backend=backend)
         cap = 256
@@ -713,10 +716,11 @@ class KernelState(Stored):
         correction counters ``k`` against the support vectors each problem has, the
         trials ``hcount`` against ``n_trials``."""
         w = f"{where}."
-        names = ("kernel", "n_problems", "store", "s", "norm2", "k", "T", "hcount")
-        names += ("n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
+        names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
+        names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
         check.attributes(self, where, names)
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
+        check.flag(self.normalize, w + "normalize")
         C = check.equal(self.n_problems, w + "n_problems", n_problems)
         check.instance(self.store, w + "store", RowStore)._check_loaded(w + "store", n_features)
         m = self.store.n
