@@ -315,3 +315,44 @@ def test_a_checkpoint_written_before_tol_resumes(cls, tmp_path, monkeypatch):
         save(old, path)
         resumed = make_quiet(cls, **params).fit(X, y, checkpoint=path)
     np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PUMMAClassifier(p=3.0, lam=0.0, max_iter=1000, tol=None),
+        lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.5, lam=0.0, max_iter=1000, tol=None),
+        lambda: MarginPerceptronClassifier(max_iter=1000),
+    ],
+    ids=["pumma", "kernel-pumma", "margin-perceptron"],
+)
+def test_converged_after_partial_fit_says_whether_the_call_updated(make):
+    """``converged_``: the last epoch made no update; a call of partial_fit is an epoch.
+    PUMMA's ``margin_`` is that of fit's training set, not kept past a partial_fit."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(200, 3))
+    X = X[np.abs(X[:, 0] + 0.5) > 0.4][:80]  # separable with a margin
+    y = (X[:, 0] + 0.5 > 0).astype(int)
+    clf = make().fit(X, y)
+    assert clf.converged_
+    made = clf.n_corrections_
+    clf.partial_fit(X, y)  # separated: no update
+    assert clf.n_corrections_ == made and clf.converged_
+    clf.partial_fit(X[:3], 1 - y[:3])  # the other labels: updates
+    assert clf.n_corrections_ > made and not clf.converged_
+    if not isinstance(clf, MarginPerceptronClassifier):
+        with pytest.raises(AttributeError, match="margin_"):
+            clf.margin_  # noqa: B018
+
+
+def test_the_margin_perceptrons_callback_sees_each_epoch_of_a_binary_problem():
+    X, y = make_blobs_pm(n=80, d=3, n_classes=2, seed=12)
+    y = np.where(np.random.default_rng(1).uniform(size=y.size) < 0.1, 1 - y, y)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MarginPerceptronClassifier(max_iter=6).fit(
+            X, y, callback=lambda est, epoch: seen.append((epoch, est.n_corrections_))
+        )
+    assert [e for e, _ in seen] == list(range(int(clf.n_iter_[0])))
+    assert seen[-1][1] == clf.n_corrections_

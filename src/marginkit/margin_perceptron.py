@@ -61,7 +61,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     ``gamma_opt / 2``, so the plane returned has margin at least ``gamma_opt / 4``,
     after ``O(R^2 / gamma_opt^2)`` updates in all. This is the algorithm of the lecture
     notes on large-margin separation (the "margin Perceptron" and its incremental
-    version); one-vs-rest problems each find their own guess.
+    version); one-vs-rest problems each find their own guess, one problem after the
+    other: so the ``callback`` of :meth:`fit` comes after each epoch of a binary
+    problem, and once at the end with more classes (before, the model is not whole).
 
     Parameters
     ----------
@@ -317,6 +319,10 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                     if save is not None:
                         self._update_counts()
                         save()
+                    if callback is not None and len(self._states) == 1:
+                        # one problem: its epochs are the model's
+                        self._update_counts()
+                        callback(self, int(self.n_iter_[0]) - 1)
                 r["converged"].append(bool(r["done"]))
                 r["improving"].append(not (r["done"] or r["ended"]))
                 ended_early(bar, self.max_iter - int(self.n_iter_[j]))
@@ -338,16 +344,22 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        if callback is not None:
+        if callback is not None and len(self._states) > 1:
+            # several problems make their epochs one problem after the other: the model
+            # is whole only at the end
             callback(self, int(self.n_iter_.max()) - 1)
 
     def _passes(self, X, y, orders, callback):
         # partial_fit: one pass with the current guess of each problem, no budget
         batch = self._batch(X)
+        made = 0
         for j, y_pm in enumerate(self._targets(y)):
             self._gamma = float(self.gamma_guess_[j])
+            before = self._states[j].n_corrections
             self._run_all(self._states[j], batch, y_pm, np.ascontiguousarray(orders[0]))
+            made += self._states[j].n_corrections - before
             self.n_iter_[j] += 1
+        self.converged_ = made == 0  # this pass, the last epoch, made no update
         self._update_counts()
         return self
 

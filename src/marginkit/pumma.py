@@ -518,11 +518,15 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         # partial_fit: one pass; the rows are new examples
         batch = self._batch(X)
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
+        changes = 0
         for j, y_pm in enumerate(self._targets(y)):
             state = self._states[j]
-            self._run_pumma(state, batch, y_pm, order, state.new_data(X.shape[0]))
-        self.n_epochs_ += 1
-        self._update_counts()
+            updates, conflicts = self._run_pumma(
+                state, batch, y_pm, order, state.new_data(X.shape[0])
+            )
+            changes += updates + conflicts
+        _end_of_partial_fit(self, changes)
+        self.__dict__.pop("margin_", None)  # of the training set of a fit: measured by fit
         return self
 
     def _update_counts(self):
@@ -802,10 +806,10 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         state.new_data()
         slack = np.zeros((X.shape[0], Y.shape[1]))
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
-        train_pairs(state, data, Y, order, slack, self._params(data))
+        updates, conflicts = train_pairs(state, data, Y, order, slack, self._params(data))
         state.n_seen += X.shape[0]
-        self.n_epochs_ += 1
-        self._update_counts()
+        state.margin = None  # of the training set of a fit: measured by fit
+        _end_of_partial_fit(self, updates + conflicts)
         return self
 
     def _update_counts(self):
@@ -893,6 +897,14 @@ def _epoch_ends(est, r, n, changes, bar, callback):
     if callback is not None:
         est._update_counts()
         callback(est, est.n_epochs_ - 1)
+
+
+def _end_of_partial_fit(est, changes):
+    """The counts after a call of partial_fit, one epoch, and ``converged_``: whether it
+    made no update (nor skipped a trial as a conflict)."""
+    est.n_epochs_ += 1
+    est.converged_ = bool(changes == 0)
+    est._update_counts()
 
 
 def _check_tol_record(est, resume):
