@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -217,6 +218,45 @@ def test_checkpoint_errors(tmp_path):
     ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
         X2, y, checkpoint=tmp_path / "s.skops"
     )
+
+
+def test_resume_whatever_the_estimator_learned_before_and_with_a_generator(tmp_path):
+    """A checkpoint resumes on an estimator fitted before on other data, and with a
+    RandomState as random_state (the progress holds the orders' state); its feature
+    names must be the data's."""
+    import pandas as pd
+
+    X, y = make_blobs_pm(n=60, d=3, seed=0)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    path = tmp_path / "c.skops"
+
+    def make():
+        return PerceptronClassifier(max_iter=3, tol=None, random_state=np.random.RandomState(0))
+
+    plain = make().fit(frame, y)
+    make().fit(frame, y, checkpoint=path)
+    other = make().fit(np.ones((5, 7)), [0, 1, 0, 1, 0])  # fitted before, on 7 features
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning about feature names
+        resumed = other.fit(frame, y, checkpoint=path)
+    np.testing.assert_array_equal(resumed.decision_function(frame), plain.decision_function(frame))
+    assert list(resumed.feature_names_in_) == ["a", "b", "c"]
+    renamed = frame.set_axis(["x", "y", "z"], axis=1)
+    with pytest.raises(ValueError, match=r"training on data with features \['a', 'b', 'c'\], not"):
+        make().fit(renamed, y, checkpoint=path)
+    with pytest.raises(ValueError, match="with features .*, not on these data's unnamed"):
+        make().fit(X, y, checkpoint=path)
+
+
+def test_checkpoint_errors_said_before_training(tmp_path):
+    X, y = make_blobs_pm(n=60, d=3, seed=0)
+    with pytest.raises(TypeError, match="a fit with a callable kernel cannot write checkp"):
+        KernelALMAClassifier(kernel=lambda A, B: A @ B.T).fit(X, y, checkpoint=tmp_path / "k")
+    assert not (tmp_path / "k").exists()
+    path = tmp_path / "d.skops"
+    KernelALMAClassifier(max_iter=2, tol=None).fit(X, y, checkpoint=path)
+    with pytest.raises(ValueError, match="checkpoint of training on dense data, not on these sp"):
+        KernelALMAClassifier(max_iter=2, tol=None).fit(sp.csr_matrix(X), y, checkpoint=path)
 
 
 def test_a_checkpoint_holds_the_model_not_the_epochs_orders(tmp_path):

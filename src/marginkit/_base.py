@@ -428,6 +428,13 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._warn_renamed()
         if checkpoint is None and checkpoint_every is not None:
             raise ValueError("checkpoint_every needs a checkpoint path")
+        if checkpoint is not None and callable(getattr(self, "kernel", None)):
+            # said before training, not at the first checkpoint
+            raise TypeError(
+                "a fit with a callable kernel cannot write checkpoints (a function is code, "
+                "not data, and marginkit.save does not store it); use one of the named "
+                "kernels, or fit without checkpoint"
+            )
         # a fit that fails (data found bad late, weights that overflow, an interrupt)
         # leaves the estimator as it was: a fit makes new state, never changes the old
         with unchanged_on_error(self):
@@ -443,21 +450,35 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         if every is not None and (not isinstance(every, Integral) or every < 1):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
         path = Path(checkpoint)
-        X, y = self._validate_Xy(X, y, reset=not path.exists())
+        resuming = path.exists()
+        # X is checked as for a new fit, whatever this estimator learned before: a
+        # checkpoint's model replaces it
+        X, y = self._validate_Xy(X, y, reset=True)
         fingerprint = _fingerprint(X, y)
-        if path.exists():
+        if resuming:
             saved = load(path)
-            mine = {k: v for k, v in self.get_params().items() if k != "verbose"}
-            theirs = {k: v for k, v in saved.get_params().items() if k != "verbose"}
-            if type(saved) is not type(self) or repr(mine) != repr(theirs):
+            if type(saved) is not type(self) or _settings(self) != _settings(saved):
                 raise ValueError(
                     f"{path} is a checkpoint of {saved!r}, not of {self!r}: resuming it "
                     "would not give this estimator's model"
                 )
             resume = getattr(saved, "_resume", None)
-            if resume is None or not hmac.compare_digest(resume["fingerprint"], fingerprint):
+            if resume is None:
                 raise ValueError(f"{path} is a checkpoint of training on other data")
-            saved._check_resume(path, X, y)
+            saved._check_resume(path, X, y)  # their width, classes, format, rows
+            if not hmac.compare_digest(resume["fingerprint"], fingerprint):
+                raise ValueError(f"{path} is a checkpoint of training on other data")
+            names = getattr(self, "feature_names_in_", None)
+            theirs = getattr(saved, "feature_names_in_", None)
+            if (names is None) != (theirs is None) or (
+                names is not None and not np.array_equal(names, theirs)
+            ):
+                raise ValueError(
+                    f"{path} is a checkpoint of training on data with "
+                    + ("no feature names" if theirs is None else f"features {list(theirs)}")
+                    + ", not on these data's "
+                    + ("unnamed features" if names is None else f"{list(names)}")
+                )
             verbose = self.verbose
             self.__dict__.update(saved.__dict__)
             self.verbose = verbose
@@ -1243,6 +1264,22 @@ class OnlineLinearClassifier(OnlineClassifier):
         xp, device = namespace(X)
         scores = self._scores(X)
         return self._labels(scores if xp is None else move_to(scores, xp=xp, device=device))
+
+
+def _settings(est):
+    """The parameters that decide a model, comparable across estimators: ``verbose``
+    left out, and a random generator (an object, whose state the checkpoint's progress
+    holds) by its type."""
+    params = est.get_params()
+    params.pop("verbose", None)
+    return repr(
+        {
+            k: f"<{type(v).__name__}>"
+            if isinstance(v, (np.random.RandomState, np.random.Generator))
+            else v
+            for k, v in params.items()
+        }
+    )
 
 
 def _fingerprint(X, y):
