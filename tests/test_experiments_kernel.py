@@ -533,6 +533,7 @@ def test_unrun_cells_are_reported_as_not_run():
     assert "cells within tolerance: 0 of 48 (48 not run)" in markdown
 
 
+@pytest.mark.slow  # every experiment's quick run: about 1.5 minutes on 2 cores
 def test_reproduce_all_scores_every_published_cell(shared_data, tmp_path):
     board = reproduce_all(tmp_path, quick=True, quiet=True, data_dir=shared_data)
     assert len(board.scores) == 816  # the 810 table cells and six counts of the text
