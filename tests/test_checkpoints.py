@@ -220,9 +220,8 @@ def test_checkpoint_errors(tmp_path):
     )
 
 
-def test_resume_whatever_the_estimator_learned_before_and_with_a_generator(tmp_path):
-    """A checkpoint resumes on an estimator fitted before on other data, and with a
-    RandomState as random_state (the progress holds the orders' state); its feature
+def test_resume_whatever_the_estimator_learned_before(tmp_path):
+    """A checkpoint resumes on an estimator fitted before on other data; its feature
     names must be the data's."""
     import pandas as pd
 
@@ -231,7 +230,7 @@ def test_resume_whatever_the_estimator_learned_before_and_with_a_generator(tmp_p
     path = tmp_path / "c.skops"
 
     def make():
-        return PerceptronClassifier(max_iter=3, tol=None, random_state=np.random.RandomState(0))
+        return PerceptronClassifier(max_iter=3, tol=None, random_state=0)
 
     plain = make().fit(frame, y)
     make().fit(frame, y, checkpoint=path)
@@ -250,6 +249,12 @@ def test_resume_whatever_the_estimator_learned_before_and_with_a_generator(tmp_p
 
 def test_checkpoint_errors_said_before_training(tmp_path):
     X, y = make_blobs_pm(n=60, d=3, seed=0)
+    with pytest.raises(ValueError, match="checkpoints needs random_state to be an int"):
+        ALMAClassifier(random_state=np.random.RandomState(0)).fit(X, y, checkpoint=tmp_path / "g")
+    assert not (tmp_path / "g").exists()
+    marginkit.save(ALMAClassifier(max_iter=1).fit(X, y), tmp_path / "m.skops")
+    with pytest.raises(ValueError, match="holds a model, not a checkpoint"):
+        ALMAClassifier(max_iter=1).fit(X, y, checkpoint=tmp_path / "m.skops")
     with pytest.raises(TypeError, match="a fit with a callable kernel cannot write checkp"):
         KernelALMAClassifier(kernel=lambda A, B: A @ B.T).fit(X, y, checkpoint=tmp_path / "k")
     assert not (tmp_path / "k").exists()

@@ -79,3 +79,30 @@ def test_set_back_the_parameters_partial_fit_goes_on():
         clf.partial_fit(X, y)
     clf.set_params(fit_intercept=True).partial_fit(X, y)
     assert clf.n_trials_ == 3 * 60
+
+
+def test_parameters_the_kernel_does_not_read_may_change():
+    """An rbf model reads no degree or coef0, a linear one no gamma: partial_fit goes on."""
+    X, y = make_blobs_pm(n=60, d=3, n_classes=2, seed=9)
+    rbf = KernelPerceptronClassifier(kernel="rbf", max_iter=1).fit(X, y)
+    rbf.set_params(degree=5, coef0=3.0).partial_fit(X, y)
+    linear = KernelPerceptronClassifier(kernel="linear", gamma=0.5, max_iter=1).fit(X, y)
+    linear.set_params(gamma=2.0).partial_fit(X, y)
+    assert rbf.n_trials_ == linear.n_trials_ == 120
+
+
+def test_a_kernel_state_pickled_before_it_said_whether_it_normalises(tmp_path):
+    """Kernel states of 0.1 hold no ``normalize``: their estimator's parameter says it,
+    after unpickling and after loading."""
+    import pickle
+
+    X, y = make_blobs_pm(n=60, d=3, n_classes=2, seed=9)
+    clf = KernelPerceptronClassifier(kernel="poly", degree=2, normalize=True, max_iter=2)
+    clf.fit(X, y)
+    scores = clf.decision_function(X)
+    del clf._kstate.normalize
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.decision_function(X), scores)
+    marginkit.save(clf, tmp_path / "m.skops")
+    loaded = marginkit.load(tmp_path / "m.skops")
+    np.testing.assert_array_equal(loaded.decision_function(X), scores)

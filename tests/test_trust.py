@@ -586,6 +586,7 @@ CASES = [
     ("alma", without(("_states", 2)), r"_states must be a list of 3 states"),
     ("alma", value(("B_",), -1.0), r"B_ must be > 0, got -1\.0"),
     ("kalma", value(("B_",), 0.0), r"B_ must be > 0, got 0\.0"),
+    ("kalma", value(("_kstate", "normalize"), False), r"_kstate\.normalize must be True"),
     ("kalma", value(("gamma_",), -1.0), r"gamma_ must be > 0, got -1\.0"),
     ("alma", value(("_exponent",), 3), r"_exponent must be 0, got 3"),
     ("mp", value(("_exponent",), 5000), r"_exponent must be <= 1100, got 5000"),
@@ -948,7 +949,7 @@ def test_a_checkpoint_holding_no_progress_is_not_resumed(files, tmp_path):
     X, y = data()
     path = tmp_path / "m.skops"
     marginkit.save(CHECKPOINTS["alma"]().fit(X, y), path)
-    with pytest.raises(ValueError, match="a checkpoint of training on other data"):
+    with pytest.raises(ValueError, match="holds a model, not a checkpoint"):
         CHECKPOINTS["alma"]().fit(X, y, checkpoint=path)
 
 

@@ -428,6 +428,14 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._warn_renamed()
         if checkpoint is None and checkpoint_every is not None:
             raise ValueError("checkpoint_every needs a checkpoint path")
+        if checkpoint is not None and isinstance(
+            getattr(self, "random_state", None), np.random.RandomState
+        ):
+            raise ValueError(
+                "a fit with checkpoints needs random_state to be an int or None: a "
+                "generator object cannot be told from another when the fit resumes, so "
+                "its orders could not be those of an uninterrupted run"
+            )
         if checkpoint is not None and callable(getattr(self, "kernel", None)):
             # said before training, not at the first checkpoint
             raise TypeError(
@@ -464,7 +472,10 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 )
             resume = getattr(saved, "_resume", None)
             if resume is None:
-                raise ValueError(f"{path} is a checkpoint of training on other data")
+                raise ValueError(
+                    f"{path} holds a model, not a checkpoint (a fit's progress): give fit "
+                    "a new path, or load the model with marginkit.load"
+                )
             saved._check_resume(path, X, y)  # their width, classes, format, rows
             if not hmac.compare_digest(resume["fingerprint"], fingerprint):
                 raise ValueError(f"{path} is a checkpoint of training on other data")
@@ -984,8 +995,8 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _check_fitted(self):
         super()._check_fitted()
         # the model's own structure: a bias where R_ > 0 (fit_intercept at the fit; a
-        # parameter set since takes effect at the next fit), and a norm p_ of [1, 150]
-        # (2 for the algorithms without a p)
+        # parameter set since takes effect at the next fit), and a norm p_ among the
+        # values of p (2 for the algorithms without a p)
         R = check.real(self.R_, "R_", 0.0)
         d = self.n_features_in_ + (1 if R > 0 else 0)
         if "p" in self._parameter_constraints:
@@ -1267,19 +1278,11 @@ class OnlineLinearClassifier(OnlineClassifier):
 
 
 def _settings(est):
-    """The parameters that decide a model, comparable across estimators: ``verbose``
-    left out, and a random generator (an object, whose state the checkpoint's progress
-    holds) by its type."""
+    """The parameters that decide a model, comparable across estimators (``verbose``
+    left out)."""
     params = est.get_params()
     params.pop("verbose", None)
-    return repr(
-        {
-            k: f"<{type(v).__name__}>"
-            if isinstance(v, (np.random.RandomState, np.random.Generator))
-            else v
-            for k, v in params.items()
-        }
-    )
+    return repr(params)
 
 
 def _fingerprint(X, y):

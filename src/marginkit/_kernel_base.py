@@ -69,6 +69,15 @@ def block_size_for(block_size, backend):
     return AUTO_BLOCK_SIZE["accelerator" if backend.accelerated else "host"]
 
 
+#: The parameters each named kernel reads (their values after a fit shape its model).
+_KERNEL_PARAMS = {
+    "linear": (),
+    "poly": ("gamma", "degree", "coef0"),
+    "rbf": ("gamma",),
+    "poly_rbf": ("gamma", "degree", "coef0"),
+}
+
+
 class KernelOnlineClassifier(OnlineClassifier):
     """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
 
@@ -89,7 +98,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         """Whether the model divides the kernel by the rows' norms: as at its fit (a
         ``normalize`` set since takes effect at the next fit)."""
         state = self.__dict__.get("_kstate")
-        return self._normalise_param if state is None else state.normalize
+        # a state pickled by 0.1 does not say: its estimator's parameters did
+        if state is None or "normalize" not in vars(state):
+            return self._normalise_param
+        return state.normalize
 
     @property
     def _normalise_param(self):
@@ -100,11 +112,15 @@ class KernelOnlineClassifier(OnlineClassifier):
         fitted = self._kstate.kernel
         if self.kernel is not fitted.kernel and self.kernel != fitted.kernel:
             changed["kernel"] = fitted.kernel
-        for name in ("degree", "coef0"):
-            if getattr(self, name) != getattr(fitted, name):
-                changed[name] = getattr(fitted, name)
-        if not isinstance(self.gamma, str) and self.gamma != self.gamma_:
-            changed["gamma"] = self.gamma_
+        else:
+            # the parameters the model's kernel reads (a gamma of "scale" or "auto" is
+            # resolved from the data of the next fit: not compared)
+            uses = _KERNEL_PARAMS.get(fitted.kernel, ())
+            for name in ("degree", "coef0"):
+                if name in uses and getattr(self, name) != getattr(fitted, name):
+                    changed[name] = getattr(fitted, name)
+            if "gamma" in uses and not isinstance(self.gamma, str) and self.gamma != self.gamma_:
+                changed["gamma"] = self.gamma_
         if self._normalise_param != self._normalises:
             changed["normalize"] = self._normalises
         return changed
@@ -176,6 +192,8 @@ class KernelOnlineClassifier(OnlineClassifier):
         state = check.instance(self._kstate, "_kstate", KernelState)
         if "normalize" not in vars(state):  # a file of 0.1, whose state did not say
             state.normalize = self._normalise_param
+        if self._normalising_rule and state.normalize is not True:
+            check.fail("_kstate.normalize", "must be True: this algorithm normalises")
         rule = self._rule_args().kind
         forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)

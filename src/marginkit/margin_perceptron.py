@@ -63,7 +63,9 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     notes on large-margin separation (the "margin Perceptron" and its incremental
     version); one-vs-rest problems each find their own guess, one problem after the
     other: so the ``callback`` of :meth:`fit` comes after each epoch of a binary
-    problem, and once at the end with more classes (before, the model is not whole).
+    problem (after one that overran its guess's budget, the hypothesis is the fresh one
+    of the halved guess, w = 0), and once at the end with more classes (before, the
+    model is not whole).
 
     Parameters
     ----------

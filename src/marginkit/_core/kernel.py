@@ -645,13 +645,14 @@ class Stored:
     def undo_point(self):
         """A function that puts the state back as it is now, for a call that fails
         part-way (an error, an interrupt). The stored rows are only ever appended to, so
-        their stores are cut back to the rows they hold now; every other array (a row per
+        their stores get back their arrays of now (which a move to another backend or
+        dtype replaces) cut to the rows they hold now; every other array (a row per
         stored vector or per problem, O(m C), against the O(m b d) of a block's products)
         is copied."""
-        saved, counts = {}, {}
+        saved, stores = {}, {}
         for name, value in self.__dict__.items():
             if isinstance(value, RowStore):
-                counts[name] = value.n
+                stores[name] = dict(value.__dict__)
             elif isinstance(value, np.ndarray):
                 saved[name] = value.copy()
             elif isinstance(value, list):
@@ -660,8 +661,10 @@ class Stored:
                 saved[name] = value
 
         def undo():
-            for name, n in counts.items():
-                self.__dict__[name].n = n
+            for name, fields in stores.items():
+                store = self.__dict__[name]
+                store.__dict__.clear()
+                store.__dict__.update(fields)
             self.__dict__.update(saved)
             self.coefficients_changed()
 
