@@ -70,7 +70,11 @@ def test_prediction_needs_no_labels(data):
     np.savetxt(folder / "features.csv", X, delimiter=",")
     csv_model = folder / "c.skops"
     train(folder / "train.csv", "alma", csv_model)
-    assert marginkit.load(csv_model).input_format_ == {"format": "csv", "n_features": 5}
+    assert marginkit.load(csv_model).input_format_ == {
+        "format": "csv",
+        "n_features": 5,
+        "label_column": -1,
+    }
     want = marginkit.load(csv_model).predict(X)
     np.testing.assert_array_equal(predict(csv_model, folder / "features.csv"), want)
     np.testing.assert_array_equal(predict(csv_model, folder / "train.csv"), want)
@@ -164,3 +168,22 @@ def test_models_saved_without_input_format_read_as_before(data):
     np.testing.assert_array_equal(
         predict(folder / "plain.skops", folder / "t.svm"), est.predict(X)
     )
+
+
+def test_a_csv_model_reads_its_label_column_where_it_was_trained(tmp_path):
+    """A model trained with the label in column 0 finds it there in predict and evaluate
+    (they dropped the last column, a feature, and took the label for one)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 5))
+    y = np.where(X @ rng.normal(size=5) > 0, 1, -1)
+    np.savetxt(tmp_path / "first.csv", np.column_stack([y, X]), delimiter=",")
+    model = tmp_path / "m.skops"
+    train(tmp_path / "first.csv", "alma", model, label_column=0)
+    assert marginkit.load(model).input_format_["label_column"] == 0
+    want = marginkit.load(model).predict(X)
+    np.testing.assert_array_equal(predict(model, tmp_path / "first.csv"), want)
+    np.testing.assert_array_equal(predict(model, tmp_path / "first.csv", label_column=0), want)
+    assert evaluate(model, tmp_path / "first.csv")["error"] == np.mean(want != y)
+    assert main(["evaluate", str(model), str(tmp_path / "first.csv")]) == 0
+    with pytest.raises(ValueError, match="label_column must be an integer, None or 'model'"):
+        predict(model, tmp_path / "first.csv", label_column="first")

@@ -930,7 +930,16 @@ def test_feature_names_of_a_data_frame_load(tmp_path):
         again._check_loaded()
     again.feature_names_in_ = np.array(["a"] * 5, dtype=object)
     again.input_format_ = {"format": ["svmlight"]}
-    with pytest.raises(UntrustedFileError, match="input_format_ must be a dict of names to"):
+    with pytest.raises(UntrustedFileError, match="input_format_ must be a dict of format, n_"):
+        again._check_loaded()
+    again.input_format_ = {"format": "svmlight", "n_features": 5}
+    with pytest.raises(UntrustedFileError, match="input_format_ of svmlight must say zero_b"):
+        again._check_loaded()
+    again.input_format_ = {"format": "xml", "n_features": 5}
+    with pytest.raises(UntrustedFileError, match="input_format_ must say the format"):
+        again._check_loaded()
+    again.input_format_ = {"format": "csv", "n_features": 5, "label_column": 1.5}
+    with pytest.raises(UntrustedFileError, match="input_format_ must be a dict of format, n_"):
         again._check_loaded()
 
 

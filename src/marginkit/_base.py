@@ -660,11 +660,20 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
                 check.fail("feature_names_in_", "must hold strings")
         fmt = getattr(self, "input_format_", None)
         if fmt is not None:
+            # how marginkit.tasks.train read the training file (its keys and their types)
+            known = {"format": str, "n_features": int, "zero_based": bool, "label_column": int}
             if type(fmt) is not dict or not all(
-                type(k) is str and (v is None or type(v) in (str, int, float, bool))
-                for k, v in fmt.items()
+                type(k) is str and k in known and type(v) is known[k] for k, v in fmt.items()
             ):
-                check.fail("input_format_", "must be a dict of names to numbers or strings")
+                check.fail(
+                    "input_format_",
+                    f"must be a dict of {', '.join(known)} to their values (a str, an int, "
+                    "a bool, an int)",
+                )
+            if fmt.get("format") not in ("svmlight", "csv") or "n_features" not in fmt:
+                check.fail("input_format_", "must say the format (svmlight or csv) and width")
+            if fmt["format"] == "svmlight" and "zero_based" not in fmt:
+                check.fail("input_format_", "of svmlight must say zero_based")
 
     def _check_counts(self):
         """The counts of a loaded model are those of its states (``_update_counts``)."""

@@ -292,9 +292,10 @@ def _add_data_options(cmd):
     cmd.add_argument(
         "--label-column",
         type=int,
-        default=-1,
+        default=None,
         metavar="I",
-        help="CSV: the column of the label (default -1, the last)",
+        help="CSV: the column of the label (default: for train -1, the last; for "
+        "predict and evaluate, the model's)",
     )
     cmd.add_argument(
         "--skip-header",
@@ -418,10 +419,11 @@ def _add_model_commands(commands):
     _add_data_options(ev)
 
 
-def _read_options(args):
+def _read_options(args, default_label_column="model"):
+    label_column = args.label_column
     return {
         "fmt": args.format,
-        "label_column": args.label_column,
+        "label_column": default_label_column if label_column is None else label_column,
         "skip_header": args.skip_header,
     }
 
@@ -446,7 +448,7 @@ def _train(args) -> int:
             chunk_size=args.chunk_size,
             classes=args.classes,
             zero_based="auto" if args.first_index is None else args.first_index == 0,
-            **_read_options(args),
+            **_read_options(args, -1),
         )
     except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:
         raise _UsageError(str(exc)) from None

@@ -21,6 +21,7 @@ import ast
 import os
 import time
 import warnings
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -270,6 +271,8 @@ def train(
     est.input_format_ = {"format": read_as, "n_features": int(width)}
     if read_as == "svmlight":
         est.input_format_["zero_based"] = bool(based)
+    else:
+        est.input_format_["label_column"] = int(read.get("label_column", -1))
     save(est, model)
     return {
         "model": str(model),
@@ -330,10 +333,17 @@ def _read_for(est, path, fmt, labels, label_column, skip_header):
     known = getattr(est, "input_format_", None) or {}
     path = Path(path)
     fmt = data_format(path, fmt)
+    if isinstance(label_column, str) and label_column == "model":
+        # the column the model's training file had its labels in
+        label_column = known.get("label_column", -1) if known.get("format") == "csv" else -1
+    if label_column is not None and (
+        isinstance(label_column, bool) or not isinstance(label_column, Integral)
+    ):
+        raise ValueError(f"label_column must be an integer, None or 'model', got {label_column!r}")
     if fmt == "svmlight":
         zero_based = "auto"
         if known.get("format") == "svmlight":
-            zero_based = known["zero_based"]
+            zero_based = known.get("zero_based", "auto")
         try:
             data = _read_dataset(path, fmt, n_features=width, zero_based=zero_based, labels=labels)
         except ValueError as exc:
@@ -363,20 +373,24 @@ def _read_for(est, path, fmt, labels, label_column, skip_header):
     return np.delete(table, col, axis=1), y
 
 
-def predict(model, data, *, fmt=None, label_column=-1, skip_header=False):
+def predict(model, data, *, fmt=None, label_column="model", skip_header=False):
     """The labels a saved model (a path) predicts for the examples of a data file.
 
     The file needs no labels: an svmlight line's label is a placeholder (any token, or
     none), and a CSV file whose rows have as many values as the model has features has
-    no label column (else its ``label_column`` is dropped).
+    no label column (else its ``label_column`` is dropped: by default, "model", the
+    column the model's training file had its labels in, as :func:`train` recorded it in
+    ``input_format_``; -1 for a model that did not record one).
     """
     est = load(model)
     X, _ = _read_for(est, data, fmt, False, label_column, skip_header)
     return est.predict(X)
 
 
-def evaluate(model, data, *, fmt=None, plot=None, label_column=-1, skip_header=False):
+def evaluate(model, data, *, fmt=None, plot=None, label_column="model", skip_header=False):
     """Error, timing, corrections and margins of a saved model on a labelled data file.
+
+    ``label_column`` as in :func:`predict`: by default the training file's.
 
     With ``plot`` (a PNG path), also draws the cumulative margin distribution of the
     data under the model (matplotlib, the ``plot`` extra); ``"plot"`` in the result
