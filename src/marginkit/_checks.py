@@ -113,7 +113,9 @@ def equal(x, where, expected):
     if expected is None:
         same = x is None
     else:
-        same = not isinstance(x, np.ndarray) and bool(x == expected)
+        # a bool is no number here (True == 1 in Python)
+        flags = isinstance(x, (bool, np.bool_)), isinstance(expected, (bool, np.bool_))
+        same = not isinstance(x, np.ndarray) and flags[0] == flags[1] and bool(x == expected)
     if not same:
         fail(where, f"must be {expected!r}, got {x!r}")
     return x

@@ -213,7 +213,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         if hasattr(self, "_gamma"):
             check.real(self._gamma, "_gamma", positive=True)
         if hasattr(self, "_max_updates"):
-            check.integer(self._max_updates, "_max_updates", -1)
+            check.integer(self._max_updates, "_max_updates", -1, 2**62)
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "problem", "pos", "done", "converged"}

@@ -525,9 +525,9 @@ def check_problems(state, where, m, C, floats):
     k = check.array(state.k, w + "k", np.int64, (C,))
     if not np.array_equal(k - 1, state.mask.sum(axis=0)):
         check.fail(w + "k", f"must count the vectors of each problem, plus one: got {k[:8]}")
-    trials = check.integer(state.n_trials, w + "n_trials", 0)
-    check.integer(state.n_seen, w + "n_seen", 0)
-    check.integer(state.n_kernel_evals, w + "n_kernel_evals", 0)
+    trials = check.integer(state.n_trials, w + "n_trials", 0, 2**62)
+    check.integer(state.n_seen, w + "n_seen", 0, 2**62)
+    check.integer(state.n_kernel_evals, w + "n_kernel_evals", 0, 2**62)
     hcount = check.array(state.hcount, w + "hcount", np.int64, (m + 1, C), within=(0, 2**62))
     if np.any(hcount.sum(axis=0) != trials):
         check.fail(w + "hcount", f"must add up to the {trials} trials in every problem")
