@@ -376,6 +376,19 @@ def test_a_line_longer_than_the_block(tmp_path):
     _assert_same(read_svmlight(path, block_size=64), _sklearn(text))
 
 
+def test_a_csv_row_longer_than_pyarrows_block(tmp_path):
+    """A CSV row of 1.5 MB (200000 features): pyarrow parses blocks of 1 MiB by default,
+    which must hold a whole row."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3, 200_000)).round(4)
+    text = "".join(",".join(f"{v:.4f}" for v in row) + f",{k % 2}\n" for k, row in enumerate(X))
+    path = tmp_path / "wide.csv"
+    path.write_text(text)
+    got, y = read_csv(path)
+    np.testing.assert_array_equal(got, X)
+    np.testing.assert_array_equal(y, [0, 1, 0])
+
+
 # -- indices: 32 or 64 bits, and absurd ones -----------------------------------------------------
 
 

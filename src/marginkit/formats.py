@@ -1184,8 +1184,10 @@ def _csv_tables(source, skip_header, block_size):
             first = text[: _after_first_newline(text)].tobytes().rstrip(b"\r\n")
             width = first.count(b",") + 1
             names = [f"c{k}" for k in range(width)]
+            # pyarrow's blocks must hold a whole row: room for rows four times the first
+            arrow_block = max(_ARROW_BLOCK, 4 * (len(first) + 1))
             options = (
-                pacsv.ReadOptions(column_names=names, block_size=_ARROW_BLOCK, use_threads=True),
+                pacsv.ReadOptions(column_names=names, block_size=arrow_block, use_threads=True),
                 pacsv.ParseOptions(delimiter=","),
                 pacsv.ConvertOptions(
                     column_types=dict.fromkeys(names, pa.float64()),
