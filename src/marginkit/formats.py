@@ -1198,9 +1198,14 @@ def _csv_tables(source, skip_header, block_size):
             )
         read_options, parse_options, convert_options = options
         done = 0
+        # the text in memory of Arrow's own: the parser's threads may drop the last
+        # reference to it after an error, even while Python exits, and a buffer of a
+        # Python object would need the interpreter then (it aborted the process)
+        owned = pa.allocate_buffer(text.size)
+        np.frombuffer(owned, dtype=np.uint8)[:] = text
         try:
             reader = pacsv.open_csv(
-                pa.BufferReader(pa.py_buffer(text)),
+                pa.BufferReader(owned),
                 read_options=read_options,
                 parse_options=parse_options,
                 convert_options=convert_options,
