@@ -150,3 +150,32 @@ def test_a_failed_write_names_the_file_asked_for(tmp_path):
     assert not (tmp_path / "x").exists()
     atomic_write(deep, b"x")
     assert deep.read_bytes() == b"x"
+
+
+def test_evaluate_json_is_strict_json(tmp_path, capsys):
+    """A margin that is not finite (features near 1e308) is null: JSON has no Infinity."""
+    data = tmp_path / "big.svm"
+    data.write_text("1 1:1e308 2:1e308\n-1 1:-1e308 2:0\n")
+    model = str(tmp_path / "m.skops")
+    assert (
+        main(["train", str(data), "--estimator", "perceptron", "--model", model, "--quiet"]) == 0
+    )
+    capsys.readouterr()
+    assert main(["evaluate", model, str(data), "--json"]) == 0
+    text = capsys.readouterr().out
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    result = json.loads(text, parse_constant=refuse)
+    assert result["error"] == 0.0
+
+
+def test_a_value_that_is_not_finite_names_the_file_and_example(tmp_path, capsys):
+    data = tmp_path / "nan.svm"
+    data.write_text("1 1:1 2:1\n-1 1:nan 2:0\n")
+    code = main(["train", str(data), "--estimator", "alma", "--model", str(tmp_path / "m")])
+    assert code == 2
+    assert one_error_line(capsys.readouterr().err) == (
+        f"marginkit: error: {data}: example 2 holds a value that is not finite (nan or inf)"
+    )

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 
@@ -410,7 +411,11 @@ def _add_model_commands(commands):
     )
     ev.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
     ev.add_argument("data", metavar="DATA", help="labelled data file")
-    ev.add_argument("--json", action="store_true", help="print the result as JSON")
+    ev.add_argument(
+        "--json",
+        action="store_true",
+        help="print the result as JSON (a number that is not finite as null)",
+    )
     ev.add_argument(
         "--plot",
         metavar="PNG",
@@ -486,6 +491,18 @@ def _predict(args) -> int:
     return 0
 
 
+def _strict_json(value):
+    """``value`` with every float that is not finite (a margin of an overflowed model)
+    as None: JSON has no infinity, and a parser of the standard refuses Python's."""
+    if isinstance(value, dict):
+        return {k: _strict_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict_json(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def _evaluate(args) -> int:
     import json
 
@@ -496,7 +513,7 @@ def _evaluate(args) -> int:
     except (FileNotFoundError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(_strict_json(result), indent=2, allow_nan=False))
         return 0
     rows = [
         ("model", f"{result['model']} ({result['estimator']}, output={result['output']})"),

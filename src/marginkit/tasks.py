@@ -136,10 +136,25 @@ def _read_dataset(path, fmt=None, **options):
             ) from exc
     if data.X.shape[0] == 0:
         raise ValueError(f"{path}: no examples")
+    _check_finite_rows(path, data.X)
     y = data.y
     if y is not None and np.all(y == np.round(y)):
         data = data._replace(y=y.astype(np.int64))
     return data
+
+
+def _check_finite_rows(path, X):
+    """A ValueError naming the first example (counted from 1) with a value that is not
+    finite (nan, inf): the estimators refuse them, in a message that names no file."""
+    values = X.data if sp.issparse(X) else X
+    if np.isfinite(values).all():
+        return
+    if sp.issparse(X):
+        bad = np.flatnonzero(~np.isfinite(X.data))[0]
+        row = int(np.searchsorted(X.indptr, bad, side="right") - 1)
+    else:
+        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+    raise ValueError(f"{path}: example {row + 1} holds a value that is not finite (nan or inf)")
 
 
 def parse_param(text: str):
