@@ -645,3 +645,22 @@ def test_a_forked_child_starts_its_own_reader():
         os._exit(0 if list(prefetched(range(4))) == [0, 1, 2, 3] else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_csv_header_is_found_when_streamed_as_when_read_whole(tmp_path):
+    """A first line that is not numbers over lines that are: a header, in a stream as in
+    a file read whole (``marginkit train --chunk-size``)."""
+    from marginkit.tasks import train
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    rows = "".join(",".join(f"{v:.5f}" for v in x) + f",{t}\n" for x, t in zip(X, y, strict=True))
+    path = tmp_path / "h.csv"
+    path.write_text("f1,f2,f3,label\n" + rows)
+    whole = train(path, "alma", tmp_path / "whole.skops")
+    streamed = train(path, "alma", tmp_path / "streamed.skops", chunk_size=7)
+    assert whole["n_samples"] == streamed["n_samples"] == 40
+    a = marginkit.load(tmp_path / "whole.skops")
+    b = marginkit.load(tmp_path / "streamed.skops")
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))

@@ -223,7 +223,7 @@ class FileStream:
         self.chunk_size = int(chunk_size)
         self.fmt = data_format(self.path, fmt)
         self.label_column = label_column
-        self.skip_header = skip_header
+        self.skip_header = skip_header or (self.fmt == "csv" and self._has_header())
         self.progress = progress
         self.n_samples = None
         self.zero_based = zero_based
@@ -249,6 +249,25 @@ class FileStream:
             self._set(self._n_features, classes, self._moments)
 
     # -- reading -------------------------------------------------------------------
+    def _has_header(self):
+        """Whether the CSV file's first line is not numbers over lines that are (a
+        header, taken as such as when the file is read whole)."""
+        chunks = iter_chunks(self.path, 1, "csv", label_column=None)
+        try:
+            next(chunks, None)
+        except ValueError as exc:
+            if not str(exc).startswith("line 1:"):
+                return False  # the reading proper says what is wrong
+            chunks = iter_chunks(self.path, 1, "csv", label_column=None, skip_header=True)
+            try:
+                next(chunks, None)
+            except ValueError:
+                return False
+            return True
+        finally:
+            chunks.close()
+        return False
+
     def _chunks(self, raw=False, prefetch=True):
         """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
         chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
