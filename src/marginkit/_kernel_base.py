@@ -69,15 +69,6 @@ def block_size_for(block_size, backend):
     return AUTO_BLOCK_SIZE["accelerator" if backend.accelerated else "host"]
 
 
-#: The parameters each named kernel reads (their values after a fit shape its model).
-_KERNEL_PARAMS = {
-    "linear": (),
-    "poly": ("gamma", "degree", "coef0"),
-    "rbf": ("gamma",),
-    "poly_rbf": ("gamma", "degree", "coef0"),
-}
-
-
 class KernelOnlineClassifier(OnlineClassifier):
     """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
 
@@ -115,7 +106,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         else:
             # the parameters the model's kernel reads (a gamma of "scale" or "auto" is
             # resolved from the data of the next fit: not compared)
-            uses = _KERNEL_PARAMS.get(fitted.kernel, ())
+            uses = fitted.reads
             for name in ("degree", "coef0"):
                 if name in uses and getattr(self, name) != getattr(fitted, name):
                     changed[name] = getattr(fitted, name)

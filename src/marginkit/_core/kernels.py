@@ -158,6 +158,16 @@ class Kernel:
     def needs_norms(self):
         return self.kernel in ("rbf", "poly_rbf")
 
+    @property
+    def reads(self):
+        """The parameters the kernel's formula reads (none for the linear kernel and a
+        callable)."""
+        if self.kernel == "rbf":
+            return ("gamma",)
+        if self.kernel in ("poly", "poly_rbf"):
+            return ("gamma", "degree", "coef0")
+        return ()
+
     def constant_diagonal(self):
         """K(x, x) of the Gaussian kernels, the same for every x (1, or (coef0 + 1) ^
         degree); None for the others."""
