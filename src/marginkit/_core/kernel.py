@@ -602,7 +602,8 @@ class Stored:
     insertion and ``acc`` what closed averaging intervals left (``mask``: the problems
     it belongs to); per problem, the scale ``s``, the running total ``T`` of ``s`` over
     trials and the correction counter ``k``; ``hcount[k - 1, c]``: the trials each
-    hypothesis of problem c lasted. Subclasses define ``m``, the vectors stored.
+    hypothesis of problem c lasted. Subclasses name ``_rows``, their :class:`RowStore`
+    (``m``: its rows).
     """
 
     _per_vector = ()
@@ -635,6 +636,19 @@ class Stored:
 
     def __getstate__(self):
         return trimmed(self, self.m, self._per_vector)
+
+    #: the :class:`RowStore` whose rows are the stored vectors (one of them, for pairs)
+    _rows = "store"
+
+    @property
+    def m(self):
+        """The vectors stored."""
+        return getattr(self, self._rows).n
+
+    @property
+    def backend(self):
+        """Where the stored vectors are (the products' backend of the last data)."""
+        return getattr(self, self._rows).backend
 
     @property
     def n_corrections(self):
@@ -802,15 +816,6 @@ class KernelState(Stored):
         else:
             check.array(self.V, w + "V", np.float64, (m, C), finite=True)
         check_problems(self, where, m, C, ("s", "norm2", "T"))
-
-    @property
-    def m(self):
-        return self.store.n
-
-    @property
-    def backend(self):
-        """Where the support vectors are (the products' backend of the last data)."""
-        return self.store.backend
 
     def to(self, backend):
         """The support vectors on ``backend`` (where the next call's products are made)."""

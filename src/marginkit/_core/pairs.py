@@ -95,12 +95,9 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     ----------
     rule : marginkit._core.linear.Rule
         The walk reads ``rule.delta``, the margin slack of the update condition.
-    fold_below : float
-        The walk stops after an update that takes some ``s_c`` outside
-        ``[fold_below, 1 / fold_below]``, for the caller to fold ``s_c`` into the
-        coefficients.
-    start : int
-        The first row of the block to walk.
+    fold_below, start : float, int
+        Where the walk stops to have a scale folded, and the row it starts from, as
+        for :func:`marginkit._core.kernel.kernel_walk`.
     block : PairBlock
         The block's in-block Gram, targets, rows in the data, the kernel columns of
         every problem's x+ and x- from before the block, and ``lam`` (:data:`PairBlock`).
@@ -269,6 +266,7 @@ class PairState(Stored):
     #: a block's margin sums are one product over every atom (:class:`Ahead
     #: <marginkit._core.kernel.Ahead>`)
     _one_sum = True
+    _rows = "POS"  # NEG holds as many
 
     def __init__(self, n_features, n_problems, sparse, kernel, normalize):
         super().__init__(n_problems, kernel, normalize)
@@ -300,15 +298,6 @@ class PairState(Stored):
         self.pos_ref = [None] * C
         self.neg_ref = [None] * C
         self.margin = None  # (C,) training margins, measured by fit
-
-    @property
-    def m(self):
-        return self.POS.n
-
-    @property
-    def backend(self):
-        """Where the atoms are (the products' backend of the last data)."""
-        return self.POS.backend
 
     def problems(self):
         """The per-problem state the walk updates (:data:`PairProblems`), with no x+ or
