@@ -1302,7 +1302,7 @@ class _Corrections:
         sv_rows = np.flatnonzero(new.mask.any(axis=1))
 
         def store():
-            _, inv_bd, sq_bd = block
+            sq_bd = block[2]  # the squared norms on the backend (or None)
             state.store_vectors(self.backend, Xb, inv_b, sq_bd, rows, sv_rows, Y_b, new)
 
         return Made(sums, new.reset, sv_rows, own, store)
