@@ -70,7 +70,8 @@ def block_size_for(block_size, backend):
 
 
 class KernelOnlineClassifier(OnlineClassifier):
-    """The front end of the kernel algorithms on the blocked engine (:mod:`._engine`).
+    """The front end of the kernel algorithms on the blocked engine
+    (:mod:`marginkit._core.kernel`).
 
     Subclasses define ``_rule_args()``: the update rule of
     :func:`marginkit._core.kernel.kernel_walk` and its parameters (a
@@ -350,16 +351,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         b = block_size_for(self.block_size, data.backend)
         step = n if every is None else -(-int(every) // b) * b
         r = self._progress_of(resume)
-        rule = self._rule_args()
-        params = {
-            "rule": rule.kind,
-            "alpha": rule.alpha,
-            "B": rule.B,
-            "C": rule.C,
-            "delta": rule.delta,
-            "block_size": b,
-            "fold_below": self._fold_below,
-        }
+        params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
         with self._progress(n * len(orders), "example") as bar:
             for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]

@@ -60,9 +60,11 @@ OVERLAP = (os.cpu_count() or 1) > 2
 #: total ``T`` of ``s`` over trials, and the trials each hypothesis lasted.
 Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
 #: The margin sums of a block (b x C): ``F`` over the stored vectors plus the block's
-#: corrections so far, ``f_seen`` as they stood at each row's trial, and ``cache`` those
-#: kept across the epochs (n x C; 0 x C when none are kept).
-Sums = namedtuple("Sums", ["F", "f_seen", "cache"])
+#: corrections so far, ``f_seen`` as they stood at each row's trial, ``cache`` those
+#: kept across the epochs (n x C; 0 x C when none are kept), and ``slack`` the
+#: 2-norm soft-margin sums of the rows of the data (n x C, kernel PUMMA; 0 x C for the
+#: walks without one).
+Sums = namedtuple("Sums", ["F", "f_seen", "cache", "slack"])
 #: Views of the stored vectors' arrays (``Stored``): coefficients, averaging total at
 #: insertion, closed averaging intervals, membership of each problem.
 Old = namedtuple("Old", ["A", "T_ins", "acc", "mask"])
@@ -70,29 +72,63 @@ Old = namedtuple("Old", ["A", "T_ins", "acc", "mask"])
 #: (the vote replays those), averaging total at insertion, closed intervals, made, and
 #: whether it forgot the hypothesis before it.
 New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
+#: What :func:`kernel_walk` reads of a block: its Gram ``G`` (b x b, normalised:
+#: ``K_hat(x_i, x_j)``, the diagonal ``K(x, x)`` of the rule's instances), the
+#: one-vs-rest targets ``Y`` (b x C, +1 / -1) and ``inv`` (b,), ``1 / sqrt(K(x, x))``
+#: (or the 0 / 1 of a rule that does not normalise): 0 marks a row that never updates.
+Block = namedtuple("Block", ["G", "Y", "inv"])
 
 
 @njit(cache=True, nogil=True)
-def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, sums, new, old):
+def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     """Walk rows ``start..b-1`` of a block through one update rule, every problem.
 
-    ``rule`` is one of :mod:`marginkit._core.linear`'s ``RULE_ALMA`` (ALMA_2(alpha; B, C)
-    on normalised instances), ``RULE_PERCEPTRON``, ``RULE_ROMMA`` or
-    ``RULE_AGGRESSIVE_ROMMA`` (on ``y w . x < 1 - delta``); ``P`` the problems' state
-    (:data:`Problems`). ``sums.F[i, c]`` holds ``sum_j A[j, c] K(x_j, x_i)`` over the
-    support vectors stored before the block; the walk adds in-block corrections to the
-    rows after them (``Gb``: the in-block Gram, whose diagonal is ``K(x, x)``).
-    ``sums.f_seen[i]`` receives F[i] as it stood at row i's trial; ``new``
-    (:data:`New`) the block's corrections.
+    The kernel ALMA_2(alpha; B, C) of Gentile (2001), Remark 5 (Figure 1 at p = 2 on
+    the normalised instances ``phi_hat(x)``), and on the same store the kernel
+    Perceptron and ROMMA (Li and Long 2002), the exact per-example algorithms: the
+    corrections of the block are added to the margin sums of the rows after them.
 
-    A ROMMA update with only its new constraint binding (``w' = y x / K(x, x)``)
-    forgets the old hypothesis: the walk then closes the averaging intervals of the
-    problem and zeroes its coefficients everywhere (``old``: the stored support vectors;
-    ``sums.cache``: the margin sums kept across epochs), and marks the correction in
-    ``new.reset``. Returns the row reached: b, or the row after a correction that took
-    some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
+    Parameters
+    ----------
+    rule : marginkit._core.linear.Rule
+        ``rule.kind`` is ``RULE_ALMA`` (update on ``y w . x <= (1 - alpha) B / sqrt(k)``,
+        step ``eta = C / sqrt(k)``, then ``w`` projected on the unit ball),
+        ``RULE_PERCEPTRON`` (on ``y w . x <= 0``), ``RULE_ROMMA`` (on ``y w . x <= 0``)
+        or ``RULE_AGGRESSIVE_ROMMA`` (on ``y w . x < 1 - delta``); the walk reads
+        ``alpha``, ``B``, ``C`` and ``delta``.
+    fold_below : float
+        The walk stops after a correction that takes some ``s_c`` outside
+        ``[fold_below, 1 / fold_below]``, for the caller to fold ``s_c`` into the
+        coefficients.
+    start : int
+        The first row of the block to walk.
+    block : Block
+        The block's in-block Gram, targets and inverse norms (:data:`Block`).
+    P : Problems
+        Every problem's scale, squared norm over ``s^2``, correction counter, averaging
+        total and hypothesis lifetimes (:data:`Problems`), updated in place.
+    sums : Sums
+        ``sums.F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support
+        vectors stored before the block; the walk adds the block's corrections to the
+        rows after them, and ``sums.f_seen[i]`` receives ``F[i]`` as it stood at row
+        i's trial (:data:`Sums`; ``sums.slack`` is not read).
+    new : New
+        Receives the block's corrections, row by row (:data:`New`).
+    old : Old
+        The support vectors stored before the block (:data:`Old`): a ROMMA update with
+        only its new constraint binding (``w' = y x / K(x, x)``) forgets the old
+        hypothesis (:func:`forget`), closing their averaging intervals and zeroing
+        their coefficients, and marks the correction in ``new.reset``.
+
+    Returns
+    -------
+    int
+        The row reached: b, or the row after a correction that took some ``s_c``
+        outside ``[fold_below, 1 / fold_below]``.
     """
     F = sums.F
+    Gb, Y, inv_b = block.G, block.Y, block.inv
+    kind, alpha, B, C, delta = rule.kind, rule.alpha, rule.B, rule.C, rule.delta
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
     b, n_classes = F.shape
     for i in range(start, b):
@@ -106,15 +142,15 @@ def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, su
                 wx = s[c] * F[i, c]
                 yt = Y[i, c]
                 m = yt * wx
-                if rule == RULE_ALMA:
+                if kind == RULE_ALMA:
                     update = m <= (1.0 - alpha) * B / np.sqrt(kc)
-                elif rule == RULE_AGGRESSIVE_ROMMA:
+                elif kind == RULE_AGGRESSIVE_ROMMA:
                     update = m < 1.0 - delta
                 else:
                     update = m <= 0.0
                 if update:
                     reset = False
-                    if rule == RULE_ALMA:
+                    if kind == RULE_ALMA:
                         eta = C / np.sqrt(kc)
                         a = eta * yt / s[c]
                         n2 = norm2[c] + 2.0 * eta * yt * wx + eta * eta
@@ -123,7 +159,7 @@ def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, su
                             norm2[c] = 1.0
                         else:
                             norm2[c] = n2
-                    elif rule == RULE_PERCEPTRON:
+                    elif kind == RULE_PERCEPTRON:
                         a = yt / s[c]
                     else:
                         # ROMMA (Li and Long, section 3): w' = c w + d y x with
@@ -142,7 +178,8 @@ def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, su
                             norm2[c] = cc * cc * W + 2.0 * cc * dd * m + dd * dd * x2
                         if reset:
                             if W > 0.0:
-                                _forget(c, i, T, sums, new, old)
+                                own = (new.a[:i, c], new.t[:i, c], new.acc[:i, c], new.mask[:i, c])
+                                forget(c, i, T, own, sums, old)
                             s[c] = 1.0
                             a = yt / x2
                             norm2[c] = 1.0 / x2
@@ -164,11 +201,35 @@ def kernel_walk(rule, start, Gb, Y, inv_b, alpha, B, C, delta, fold_below, P, su
 
 
 @njit(cache=True, nogil=True)
-def forget_stored(c, i, T, sums, old):
-    """Problem c restarts from w = 0 at row i of a block: the averaging intervals of
-    its stored vectors closed at T_c and their coefficients zeroed; T_c, the block's
-    margin sums (and those recorded up to row i) and the sums kept across epochs
-    zeroed. (The block's own vectors are the caller's: they differ by algorithm.)"""
+def forget(c, i, T, own, sums, old):
+    """Problem c restarts from w = 0 at row i of a block (a ROMMA or PUMMA update whose
+    new constraint alone binds): every averaging interval of its vectors is closed at
+    ``T_c`` and their coefficients zeroed, then ``T_c``, the block's margin sums (and
+    those recorded up to row i), the sums kept across epochs and the slack sums zeroed.
+
+    Parameters
+    ----------
+    c : int
+        The problem.
+    i : int
+        The row of the block where it restarts.
+    T : (C,) array
+        The averaging totals of the problems (:data:`Problems`).
+    own : tuple of four 1-D arrays
+        ``(a, t, acc, mask)``: coefficient, averaging total at insertion and closed
+        intervals of the vectors the block has made so far, and whether each is
+        problem c's (views of :data:`New` or of kernel PUMMA's atoms).
+    sums : Sums
+        The block's margin sums, those kept across epochs and the slack sums.
+    old : Old
+        The vectors stored before the block.
+    """
+    a, t, acc, mask = own
+    for j in range(a.shape[0]):
+        if mask[j]:
+            acc[j] += a[j] * (T[c] - t[j])
+            t[j] = 0.0
+            a[j] = 0.0
     for j in range(old.A.shape[0]):
         if old.mask[j, c]:
             old.acc[j, c] += old.A[j, c] * (T[c] - old.T_ins[j, c])
@@ -181,17 +242,8 @@ def forget_stored(c, i, T, sums, old):
             sums.f_seen[i2, c] = 0.0
     for r in range(sums.cache.shape[0]):
         sums.cache[r, c] = 0.0
-
-
-@njit(cache=True, nogil=True)
-def _forget(c, i, T, sums, new, old):
-    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed."""
-    for j in range(i):
-        if new.mask[j, c]:
-            new.acc[j, c] += new.a[j, c] * (T[c] - new.t[j, c])
-        new.t[j, c] = 0.0
-        new.a[j, c] = 0.0
-    forget_stored(c, i, T, sums, old)
+    for r in range(sums.slack.shape[0]):
+        sums.slack[r, c] = 0.0
 
 
 @trusted_type
@@ -550,13 +602,53 @@ class Stored:
     insertion and ``acc`` what closed averaging intervals left (``mask``: the problems
     it belongs to); per problem, the scale ``s``, the running total ``T`` of ``s`` over
     trials and the correction counter ``k``; ``hcount[k - 1, c]``: the trials each
-    hypothesis of problem c lasted. Subclasses define ``m``, the vectors stored.
+    hypothesis of problem c lasted. Subclasses name ``_rows``, their :class:`RowStore`
+    (``m``: its rows).
     """
 
     _per_vector = ()
+    #: vectors stored by the last block: where :class:`Ahead` splits the margin sums
+    n_last = 0
+    #: whether a block's margin sums are one product over every stored vector (kernel
+    #: PUMMA), rather than two split where the block before started (:class:`Ahead`)
+    _one_sum = False
+
+    def __init__(self, n_problems, kernel, normalize, capacity=256):
+        """What every store keeps: ``capacity`` rows of the arrays per vector that
+        :meth:`fold`, :meth:`flush`, :meth:`averaged` and :func:`vote` read, the
+        per-problem state of :data:`Problems` and the counters."""
+        self.kernel = kernel
+        self.normalize = bool(normalize)  # whether the rows' norms divide the kernel
+        self.n_problems = C = n_problems
+        self.A = np.zeros((capacity, C))
+        self.T_ins = np.zeros((capacity, C))
+        self.acc = np.zeros((capacity, C))
+        self.mask = np.zeros((capacity, C), dtype=bool)
+        self.reset = np.zeros((capacity, C), dtype=bool)
+        self.hcount = np.zeros((capacity + 1, C), dtype=np.int64)
+        self.s = np.ones(C)
+        self.norm2 = np.zeros(C)
+        self.k = np.ones(C, dtype=np.int64)
+        self.T = np.zeros(C)
+        self.n_trials = 0
+        self.n_seen = 0  # stream position, for support indices
+        self.n_kernel_evals = 0  # kernel entries computed in training
 
     def __getstate__(self):
         return trimmed(self, self.m, self._per_vector)
+
+    #: the :class:`RowStore` whose rows are the stored vectors (one of them, for pairs)
+    _rows = "store"
+
+    @property
+    def m(self):
+        """The vectors stored."""
+        return getattr(self, self._rows).n
+
+    @property
+    def backend(self):
+        """Where the stored vectors are (the products' backend of the last data)."""
+        return getattr(self, self._rows).backend
 
     @property
     def n_corrections(self):
@@ -684,29 +776,14 @@ class KernelState(Stored):
     def __init__(
         self, n_features, n_problems, sparse, kernel, forgets=False, backend=None, normalize=False
     ):
-        self.kernel = kernel
-        self.normalize = bool(normalize)  # whether the rows' norms divide the kernel
-        self.n_problems = n_problems
+        super().__init__(n_problems, kernel, normalize)
         self.store = RowStore(n_features, sparse, backend=backend)
-        cap = 256
+        cap = self.A.shape[0]
         self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
         self.label = np.zeros(cap, dtype=np.int64)  # its class, an index of classes_
-        self.A = np.zeros((cap, n_problems))
-        self.T_ins = np.zeros((cap, n_problems))
-        self.acc = np.zeros((cap, n_problems))
-        self.mask = np.zeros((cap, n_problems), dtype=bool)
         # ROMMA can forget its hypothesis (zeroing A): the vote then needs the
         # coefficients as inserted (V) and where each hypothesis started afresh
         self.V = np.zeros((cap, n_problems)) if forgets else None
-        self.reset = np.zeros((cap, n_problems), dtype=bool)
-        self.hcount = np.zeros((cap + 1, n_problems), dtype=np.int64)
-        self.s = np.ones(n_problems)
-        self.norm2 = np.zeros(n_problems)
-        self.k = np.ones(n_problems, dtype=np.int64)
-        self.T = np.zeros(n_problems)
-        self.n_trials = 0
-        self.n_seen = 0  # stream position, for support indices
-        self.n_kernel_evals = 0  # kernel entries computed in training
         self.n_last = 0  # support vectors the last block stored
 
     #: arrays with a row per support vector (``hcount``: one more)
@@ -740,14 +817,36 @@ class KernelState(Stored):
             check.array(self.V, w + "V", np.float64, (m, C), finite=True)
         check_problems(self, where, m, C, ("s", "norm2", "T"))
 
-    @property
-    def m(self):
-        return self.store.n
+    def to(self, backend):
+        """The support vectors on ``backend`` (where the next call's products are made)."""
+        self.store.to(backend)
+        return self
 
-    @property
-    def backend(self):
-        """Where the support vectors are (the products' backend of the last data)."""
-        return self.store.backend
+    def store_vectors(self, bk, Xb, inv_b, sq_b, rows, sv_rows, Y_b, new):
+        """Append the block's support vectors, its rows ``sv_rows`` (of ``Xb``, on the
+        backend ``bk``, with their inverse norms on the host and squared norms on the backend,
+        or None), in order: ``rows`` are the block's rows in the pass's data (for the
+        indices), ``Y_b`` its targets, ``new`` (:data:`New`) its corrections."""
+        n_new = sv_rows.shape[0]
+        if n_new:
+            m0 = self.m
+            m1 = m0 + n_new
+            idx = bk.index(sv_rows)
+            self.store.append(
+                bk.take(Xb, idx),
+                bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
+                None if sq_b is None else bk.take(sq_b, idx),
+            )
+            self.index[m0:m1] = self.n_seen + rows[sv_rows]
+            self.label[m0:m1] = class_index(Y_b[sv_rows])
+            self.A[m0:m1] = new.a[sv_rows]
+            self.T_ins[m0:m1] = new.t[sv_rows]
+            self.acc[m0:m1] = new.acc[sv_rows]
+            self.mask[m0:m1] = new.mask[sv_rows]
+            self.reset[m0:m1] = new.reset[sv_rows]
+            if self.V is not None:
+                self.V[m0:m1] = new.v[sv_rows]
+        self.n_last = n_new
 
     def examples(self):
         """(positions in the stream, classes, problems) of the support vectors: one
@@ -830,7 +929,7 @@ def margins_plan(state, rows, coef, cache, lo, hi):
     return first, lo, hi, coef.view(state.A, lo, hi) if hi > lo else None
 
 
-def margin_products(state, block, b, plan, backend):
+def margin_products(state, block, b, plan, backend, multiply=True):
     """On the backend: the (b, C) margin sums ``sum_j A[j, c] K(x_j, x_i)`` of the block
     over the stored vectors of ``plan`` (:func:`margins_plan`; None when it has none),
     and the number of kernel entries that took.
@@ -838,15 +937,25 @@ def margin_products(state, block, b, plan, backend):
     ``block`` is ``(X, inv, sq)`` of the block's rows on the backend, whose kernel rows
     against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
     entries each). Reads the state only below the plan's end, so that the products of
-    the next block can be made while the walk appends.
+    the next block can be made while the walk appends. Without ``multiply``, the
+    kernel rows themselves (before :func:`zeroed`), for one product later.
     """
     first, col0, hi, A = plan
     if hi <= col0:
         return None, 0
     K = state.block_rows(block, col0, hi, backend)
+    evals = state._evals * b * (hi - col0)
+    if not multiply:
+        return K, evals
+    return zeroed(K, first, col0, backend) @ A, evals
+
+
+def zeroed(K, first, col0, backend):
+    """Kernel rows K of a block against stored vectors from ``col0`` on, zero before each
+    row's ``first`` (those are in the sums kept across epochs; ``first`` None: none)."""
     if first is not None and (first > col0).any():
         K = backend.zero_before(K, first - col0)
-    return K @ A, state._evals * b * (hi - col0)
+    return K
 
 
 def walk_sums(F, rows, n_problems, plan=None, cache=None):
@@ -875,9 +984,9 @@ def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
 
 class Ahead:
     """The products of a block, made while the walk goes through the block before it:
-    its rows, its margin sums over the vectors stored when it was started, and its
-    kernel rows against itself (the in-block Gram) and, on a device, against the block
-    before.
+    its rows, its margin sums over the vectors stored when it was started (or, with
+    ``state._one_sum``, its kernel rows against those), and its kernel rows against
+    itself (the in-block Gram) and, on a device, against the block before.
 
     On a device the products are queued there before the walk and the results come
     in one transfer after it (:meth:`result`), so that the device works while the host
@@ -885,10 +994,15 @@ class Ahead:
     kernel rows against that block (:func:`cross_margins`), queued after the walk,
     in the same transfer. On the host, with ``OVERLAP``, a worker thread makes them
     (BLAS and the compiled passes release the GIL) and the margins over the new
-    vectors are one more product after the walk. Either way every block sums its
-    margins in two parts, split where the block before it started (``m -
-    state.n_last``), so that the result does not depend on whether the products were
-    made ahead, nor on where checkpoints fell.
+    vectors are one more product after the walk.
+
+    Kernel ALMA's margins are summed in two parts, split where the block before
+    started (``m - state.n_last``), made ahead or not, so that the result does not
+    depend on whether the products were made ahead, nor on where checkpoints fell.
+    Kernel PUMMA's (``state._one_sum``) are one product over every stored pair, as
+    its walk has always summed them: the kernel rows against the pairs stored before
+    the block before are made ahead, those against the pairs it stored after its walk,
+    and the two placed side by side before the one product.
     """
 
     def __init__(self, state, data, lo, hi, coef, cache, split, prev=None, now=False):
@@ -905,22 +1019,30 @@ class Ahead:
                 _configured, get_config(), products, *args
             )
 
-    def result(self, state, data, coef, cache, m, made):
-        """``(X, inv, block, F, Gb, F_last, evals)`` of the block as the walk needs it
-        now, on the host: F its margin sums (with those kept across epochs), Gb its
-        in-block Gram, ``F_last`` its margin sums over the vectors the block before
-        stored (those from ``split`` to ``m``, made at that block's rows ``made``) when
-        its kernel rows against that block were made, else None."""
+    def result(self, state, data, coef, cache, m, made, extra=None):
+        """``(X, inv, block, F, Gb, extras, evals)`` of the block as the walk needs it
+        now, on the host: F its margin sums over the ``m`` stored vectors (with those
+        kept across epochs), Gb its in-block Gram, ``extras`` the arrays that
+        ``extra(block)`` makes on the backend (brought in the same transfer), and the
+        kernel entries all but those took. ``made``: the rows of the block before that
+        stored its vectors (where its kernel rows against that block find them)."""
         Xb, inv_b, block, F, G, evals = self.done if self.future is None else self.future.result()
         bk = data.backend
         b = self.rows.shape[0]
+        more = [] if extra is None else extra(block)
+        if state._one_sum:
+            F, evals_rest, plan = self._one_sum(state, block, F, coef, cache, m, bk)
+            F, G, *more = bk.hosts(F, G, *more)
+            G = exact_diagonal(G, state.kernel, inv_b)
+            F = walk_sums(F, self.rows, state.n_problems, plan, cache)
+            return Xb, inv_b, block, F, G, more, evals + evals_rest
         stale = coef.version != self.version
         last, width = None, G.shape[1]
         if width > b:
             last = cross_margins(state, G[:, b:], made, self.rows, cache, self.split, m, coef, bk)
             G = G[:, :b]
         # one wait for the device
-        F, last, G = bk.hosts(None if stale else F, last, G)
+        F, last, G, *more = bk.hosts(None if stale else F, last, G, *more)
         G = exact_diagonal(G, state.kernel, inv_b)
         if stale:
             # the walk rescaled or forgot coefficients of vectors these sums used
@@ -929,7 +1051,31 @@ class Ahead:
             evals = evals_F + b * width
         else:
             F = walk_sums(F, self.rows, state.n_problems, self.plan, cache)
-        return Xb, inv_b, block, F, G, last, evals
+        if last is None:
+            # the vectors the block before stored (the cache's sums are in the first term)
+            plan = margins_plan(state, self.rows, coef, cache, self.split, m)
+            last, evals_last = block_margins(state, block, self.rows, plan, cache, bk, False)
+            evals += evals_last
+        F += last
+        return Xb, inv_b, block, F, G, more, evals
+
+    def _one_sum(self, state, block, K, coef, cache, m, bk):
+        """On the backend: the margin sums of the block over the ``m`` stored vectors as
+        one product, from ``K``, its kernel rows against those before ``split`` (made
+        by :func:`products`), and its kernel rows against the rest, made now; the kernel
+        entries those took and the plan of the sums."""
+        plan = margins_plan(state, self.rows, coef, cache, 0, m)
+        first, col0, _, A = plan
+        b = self.rows.shape[0]
+        mid = max(col0, self.split)
+        K_rest, evals = margin_products(state, block, b, (first, mid, m, None), bk, False)
+        if K is None or K_rest is None:
+            K = K_rest if K is None else K
+        else:
+            K = bk.xp.concat([K, K_rest], axis=1)
+        if K is None:
+            return None, evals, plan
+        return zeroed(K, first, col0, bk) @ A, evals, plan
 
 
 def exact_diagonal(G, kernel, inv):
@@ -954,9 +1100,10 @@ def _configured(config, fn, *args):
 
 def products(state, data, lo, hi, plan, prev=None):
     """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
-    sums over the vectors of ``plan`` (None when it has none), their kernel rows
-    against themselves followed by those against ``prev`` (the block before, as ``(X,
-    inv, sq)``, when given), and the kernel entries they took.
+    sums over the vectors of ``plan`` (None when it has none; with ``state._one_sum``
+    their kernel rows against those instead), their kernel rows against themselves
+    followed by those against ``prev`` (the block before, as ``(X, inv, sq)``, when
+    given), and the kernel entries they took.
 
     With ``prev`` (a device, whose queue runs in order) all of these are one product:
     the block and the block before are written after the stored vectors
@@ -967,7 +1114,7 @@ def products(state, data, lo, hi, plan, prev=None):
     block = (Xb, inv_bd, sq_bd)
     b = hi - lo
     if prev is None:
-        F, evals = margin_products(state, block, b, plan, bk)
+        F, evals = margin_products(state, block, b, plan, bk, not state._one_sum)
         G = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
         return Xb, inv_b, block, F, G, evals + b * b
     first, col0, split, A = plan
@@ -978,10 +1125,7 @@ def products(state, data, lo, hi, plan, prev=None):
     n_sv = split - col0
     F = None
     if n_sv:
-        F = K[:, :n_sv]
-        if first is not None and (first > col0).any():
-            F = bk.zero_before(F, first - col0)
-        F = F @ A
+        F = zeroed(K[:, :n_sv], first, col0, bk) @ A
     return Xb, inv_b, block, F, K[:, n_sv:], b * K.shape[1]
 
 
@@ -1004,8 +1148,169 @@ def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
     return K @ coef.view(state.A, lo, hi)
 
 
+def run_blocks(state, data, order, walker, cache=None, progress=None):
+    """One pass over ``order`` in blocks of ``walker.block_size`` rows: the loop of
+    kernel ALMA's family (:func:`train_blocks`) and kernel PUMMA
+    (:func:`marginkit._core.pairs.train_pairs`) alike.
+
+    For every block: its products (made ahead, while the walk goes through the block
+    before, where :class:`Ahead` can), ``walker.walk`` (the compiled walk and the folds
+    of the scale it calls for), then the end shared by both: averaging totals
+    flushed, the margin sums at each row's trial kept across epochs, the block's
+    vectors stored.
+
+    Parameters
+    ----------
+    state : Stored
+        :class:`KernelState` or :class:`marginkit._core.pairs.PairState`.
+    data : Instances
+        The rows, where their products are made, with their norms.
+    order : int array
+        The rows of ``data`` in presentation order.
+    walker : object
+        The algorithm's side (:class:`_Corrections` or
+        :class:`marginkit._core.pairs._Pairs`): ``block_size``, ``per_row`` (vectors a
+        row may store), ``columns(block)`` (more kernel columns the walk reads, made on
+        the backend once the block before is stored), and ``walk(rows, Xb, inv_b,
+        block, F, Gb, columns, cache)``, which returns the block's :class:`Made`.
+    cache : None or (P, seen) arrays
+        The margin sums of every row over the first ``seen[row]`` stored vectors,
+        filled in and used across epochs.
+    progress : callable(n_rows) or None
+    """
+    bk = data.backend
+    state.to(bk)
+    coef = Coefficients.of(state, bk)
+    ordered = Ordered(data, order)
+    n = order.shape[0]
+    b_max = walker.block_size
+    ahead, made = None, None
+    for lo in range(0, n, b_max):
+        hi = min(n, lo + b_max)
+        rows = order[lo:hi]
+        b = hi - lo
+        m0 = state.m
+        state.reserve(b * walker.per_row)
+        if ahead is None:
+            split = m0 - state.n_last  # where the block before this one started
+            ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
+        Xb, inv_b, block, F, Gb, cols, evals = ahead.result(
+            state, data, coef, cache, m0, made, walker.columns
+        )
+        state.n_kernel_evals += evals
+        ahead = None
+        if (OVERLAP or bk.queued) and hi < n:
+            prev = block if bk.queued and not state._one_sum else None
+            nxt = min(n, hi + b_max)
+            ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
+        done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)
+        end_block(state, rows, done, cache, m0)
+        made = done.rows  # where the next block's kernel rows against this one find them
+        if progress is not None:
+            progress(b)
+
+
+class Made:
+    """What a block's walk made, as :func:`end_block` takes it.
+
+    ``sums``: the block's :data:`Sums`; ``reset``: whether each vector made forgot the
+    hypothesis before it; ``rows``: the rows of the block at which the vectors to store
+    were made, in their order; ``own(c)``: ``(a, t, acc, mask)`` of the vectors made,
+    problem c's where ``mask`` (as :meth:`Stored.flush` takes them); ``store()`` appends
+    them to the state.
+    """
+
+    def __init__(self, sums, reset, rows, own, store):
+        self.sums, self.reset, self.rows, self.own, self.store = sums, reset, rows, own, store
+
+
+def fold_scales(state, fold_below, sums, pos, cache, own, scaled=()):
+    """Fold every scale ``s_c`` the walk took outside ``[fold_below, 1 / fold_below]``
+    into problem c's coefficients (:meth:`Stored.fold`), the walk stopped before row
+    ``pos``: the block's margin sums ahead of it, those recorded up to it, the slack
+    sums and those kept across epochs (``cache``) with them; ``own(c)`` the vectors the
+    block made (as :meth:`Stored.flush` takes them), ``scaled(c)`` ``(views, masked)``
+    of the walker's own sums (as :meth:`Stored.fold` takes them)."""
+    for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
+        views, masked = scaled(c) if scaled else ([], [])
+        views = [sums.F[pos:, c], sums.f_seen[:pos, c], sums.slack[:, c], *views]
+        if cache is not None:
+            views.append(cache[0][:, c])
+        state.fold(c, views, [own(c)], masked)
+
+
+def end_block(state, rows, done, cache, m0):
+    """The end of a block (:class:`Made`), kernel ALMA's and kernel PUMMA's alike: older
+    coefficients marked changed where a hypothesis was forgotten, the averaging totals
+    that outgrew the scale flushed, the margin sums over the ``m0`` vectors stored
+    before the block and the block's own before each row's trial kept across epochs
+    (``cache``), the block's vectors stored and its trials counted."""
+    if done.reset.any():
+        state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
+    for c in range(state.n_problems):
+        if state.s[c] < FLUSH_RATIO * state.T[c]:
+            state.flush(c, [done.own(c)])
+    b = rows.shape[0]
+    if cache is not None:
+        # margin sums over the vectors stored before each row's trial
+        cache[0][rows] = done.sums.f_seen
+        cache[1][rows] = m0 + np.searchsorted(done.rows, np.arange(b))
+    done.store()
+    state.n_trials += b
+
+
+class _Corrections:
+    """Kernel ALMA's family on :func:`run_blocks`: a support vector per corrected row
+    (one per row, whatever the problems), its coefficient per problem."""
+
+    per_row = 1
+    columns = None
+
+    def __init__(self, state, Y, params, backend):
+        self.state, self.Y, self.backend = state, Y, backend
+        self.rule, self.fold_below = params["rule"], params["fold_below"]
+        self.block_size = params["block_size"]
+
+    def walk(self, rows, Xb, inv_b, block, F, Gb, cols, cache):
+        state = self.state
+        b, C = rows.shape[0], state.n_problems
+        m0 = state.m
+        a = np.zeros((b, C))
+        new = New(
+            a,
+            a if state.V is None else np.zeros((b, C)),
+            np.zeros((b, C)),
+            np.zeros((b, C)),
+            np.zeros((b, C), dtype=bool),
+            np.zeros((b, C), dtype=bool),
+        )
+        Y_b = self.Y[rows]
+        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), np.zeros((0, C)))
+        P, old = state.problems(), state.old(m0)
+        walk_block = Block(Gb, Y_b, inv_b)
+        pos = 0
+
+        def own(c):
+            return new.a[:pos, c], new.t[:pos, c], new.acc[:pos, c], new.mask[:pos, c]
+
+        def scaled(c):
+            return ([] if state.V is None else [new.v[:pos, c]]), []
+
+        while pos < b:
+            pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
+            fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
+        sv_rows = np.flatnonzero(new.mask.any(axis=1))
+
+        def store():
+            sq_bd = block[2]  # the squared norms on the backend (or None)
+            state.store_vectors(self.backend, Xb, inv_b, sq_bd, rows, sv_rows, Y_b, new)
+
+        return Made(sums, new.reset, sv_rows, own, store)
+
+
 def train_blocks(state, data, Y, order, params, cache=None, progress=None):
-    """One pass over ``order`` in blocks; exact ALMA_2 on every problem.
+    """One pass over ``order`` in blocks; exact kernel ALMA_2 (Gentile 2001, Remark 5),
+    or the kernel Perceptron or ROMMA, on every problem (:func:`kernel_walk`).
 
     A support vector's index is ``state.n_seen`` plus its row in ``data`` (the rows of
     the pass, in their own order, whatever order ``order`` presents them in).
@@ -1017,102 +1322,11 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None):
         The rows, where their products are made, with their norms.
     Y : (n, C) array of +1 / -1 targets
     order : int array, the rows of X in presentation order
-    params : dict with rule, alpha, B, C, delta, block_size, fold_below
+    params : dict
+        ``rule`` (a :class:`marginkit._core.linear.Rule`), ``block_size`` and
+        ``fold_below`` (see :func:`kernel_walk`).
     cache : None or (P, seen) arrays: the margin sums of every row over the first
         ``seen[row]`` support vectors, filled in and used across epochs
     progress : callable(n_rows) or None
     """
-    rule = params["rule"]
-    alpha, B, C, delta = params["alpha"], params["B"], params["C"], params["delta"]
-    b_max, fold_below = params["block_size"], params["fold_below"]
-    n_problems = state.n_problems
-    bk = data.backend
-    store = state.store.to(bk)
-    coef = Coefficients.of(state, bk)
-    ordered = Ordered(data, order)
-    n = order.shape[0]
-    ahead, made = None, None
-    for lo in range(0, n, b_max):
-        hi = min(n, lo + b_max)
-        rows = order[lo:hi]
-        b = hi - lo
-        m0 = state.m
-        state.reserve(b)
-        split = m0 - state.n_last  # where the block before this one started
-        if ahead is None:
-            ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
-        Xb, inv_b, block, F, Gb, F_last, evals = ahead.result(state, data, coef, cache, m0, made)
-        # the vectors the block before stored (the cache's sums are in the first term)
-        if F_last is None:
-            plan = margins_plan(state, rows, coef, cache, split, m0)
-            F_last, evals_last = block_margins(state, block, rows, plan, cache, bk, False)
-            evals += evals_last
-        F += F_last
-        _, inv_bd, sq_bd = block
-        state.n_kernel_evals += evals
-        ahead = None
-        if (OVERLAP or bk.queued) and hi < n:
-            prev = block if bk.queued else None
-            nxt = min(n, hi + b_max)
-            ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
-        a = np.zeros((b, n_problems))
-        new = New(
-            a,
-            a if state.V is None else np.zeros((b, n_problems)),
-            np.zeros((b, n_problems)),
-            np.zeros((b, n_problems)),
-            np.zeros((b, n_problems), dtype=bool),
-            np.zeros((b, n_problems), dtype=bool),
-        )
-        Y_b = Y[rows]
-        sums = Sums(F, np.empty((b, n_problems)), state.kept_sums(cache))
-        P, old = state.problems(), state.old(m0)
-        pos = 0
-        while pos < b:
-            pos = kernel_walk(
-                rule, pos, Gb, Y_b, inv_b, alpha, B, C, delta, fold_below, P, sums, new, old
-            )
-            for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
-                views = [F[pos:, c], sums.f_seen[:pos, c]]
-                if cache is not None:
-                    views.append(cache[0][:, c])
-                extra = [(new.a[:pos, c], new.t[:pos, c], new.acc[:pos, c], new.mask[:pos, c])]
-                if state.V is not None:
-                    views.append(new.v[:pos, c])
-                state.fold(c, views, extra)
-        if new.reset.any():
-            state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
-        for c in range(n_problems):
-            if state.s[c] < FLUSH_RATIO * state.T[c]:
-                state.flush(c, [(new.a[:, c], new.t[:, c], new.acc[:, c], new.mask[:, c])])
-        # store the block's new support vectors, in order
-        is_sv = new.mask.any(axis=1)
-        n_new = int(is_sv.sum())
-        if cache is not None:
-            # margin sums over the support vectors stored before each row's trial
-            before = m0 + np.cumsum(is_sv) - is_sv
-            cache[0][rows] = sums.f_seen
-            cache[1][rows] = before
-        sv_rows = np.flatnonzero(is_sv)
-        if n_new:
-            m1 = m0 + n_new
-            idx = bk.index(sv_rows)
-            store.append(
-                bk.take(Xb, idx),
-                bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
-                None if sq_bd is None else bk.take(sq_bd, idx),
-            )
-            state.index[m0:m1] = state.n_seen + rows[sv_rows]
-            state.label[m0:m1] = class_index(Y_b[sv_rows])
-            state.A[m0:m1] = new.a[sv_rows]
-            state.T_ins[m0:m1] = new.t[sv_rows]
-            state.acc[m0:m1] = new.acc[sv_rows]
-            state.mask[m0:m1] = new.mask[sv_rows]
-            state.reset[m0:m1] = new.reset[sv_rows]
-            if state.V is not None:
-                state.V[m0:m1] = new.v[sv_rows]
-        state.n_last = n_new
-        made = sv_rows  # where the next block's kernel rows against this one find them
-        state.n_trials += b
-        if progress is not None:
-            progress(b)
+    run_blocks(state, data, order, _Corrections(state, Y, params, data.backend), cache, progress)

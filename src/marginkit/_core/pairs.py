@@ -24,22 +24,20 @@ from numba import njit
 from .. import _checks as check
 from ..persistence import trusted_type
 from .kernel import (
-    FLUSH_RATIO,
-    Coefficients,
-    Ordered,
+    Made,
+    Problems,
     RowStore,
     Stored,
     Sums,
     check_problems,
     class_index,
-    exact_diagonal,
-    forget_stored,
-    margin_products,
-    margins_plan,
+    fold_scales,
+    forget,
     outputs,
-    walk_sums,
+    run_blocks,
 )
 from .kernels import Kernel
+from .linear import Rule
 
 
 @njit(cache=True, nogil=True)
@@ -48,16 +46,24 @@ def _kernel_to(Gb, k0, handle, i2, c):
     return Gb[handle, i2] if handle >= 0 else k0[i2, c]
 
 
-#: Kernel PUMMA's per-problem state beyond :data:`Problems` (arrays of length C): the
-#: averaged bias total ``Tb``, the bias, the margin sums of the current x+ and x- over the
-#: atoms (``Gp``, ``Gn``) and their slack coordinates (``slp``, ``sln``), which classes
-#: were seen (bits 1, 2), the in-block rows of x+ and x- (``pos_blk``, -1: from before
-#: the block), their rows in the data (-1: earlier data), their K(x, x), the conflicts.
-Current = namedtuple(
-    "Current",
-    ["Tb", "bias", "Gp", "Gn", "slp", "sln", "seen", "pos_blk", "neg_blk"]
+#: Kernel PUMMA's per-problem state (arrays of length C): that of :data:`Problems`, then
+#: the averaged bias total ``Tb``, the bias, the margin sums of the current x+ and x- over
+#: the atoms (``Gp``, ``Gn``) and their slack coordinates (``slp``, ``sln``), which
+#: classes were seen (bits 1, 2), the in-block rows of x+ and x- (``pos_blk``, -1: from
+#: before the block), their rows in the data (-1: earlier data), their K(x, x), the
+#: conflicts.
+PairProblems = namedtuple(
+    "PairProblems",
+    [*Problems._fields, "Tb", "bias", "Gp", "Gn", "slp", "sln", "seen", "pos_blk", "neg_blk"]
     + ["pos_row", "neg_row", "pos_diag", "neg_diag", "conflicts"],
 )
+#: What :func:`pumma_walk` reads of a block: its Gram ``G`` (b x b, the kernel,
+#: normalised or not, without ``lam``), the one-vs-rest targets ``Y`` (b x C, +1 / -1),
+#: the block's ``rows`` in the data (where the slack sums are), ``kpos[:, c]`` and
+#: ``kneg[:, c]`` the kernel columns of the x+ and x- problem c had at the start of the
+#: block (b x C), and ``lam``, the 2-norm soft margin's term on the diagonal of the
+#: kernel (``K(x_i, x_j) + lam [i = j]``).
+PairBlock = namedtuple("PairBlock", ["G", "Y", "rows", "kpos", "kneg", "lam"])
 #: The atoms made in a block (capacity b x C, ``n[0]`` made): their problem, the in-block
 #: rows of x+ and x- (-1: the one from before the block), coefficient, coefficient as
 #: made, averaging total at insertion, closed intervals, bias over s, and whether it
@@ -75,21 +81,50 @@ def new_atoms(cap):
 
 
 @njit(cache=True, nogil=True)
-def pumma_walk(
-    start, Gb, Y, rows, kpos0, kneg0, slack, lam, delta, fold_below, P, cur, atoms, sums, old
-):
+def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     """Walk rows ``start..b-1`` of a block through PUMMA_2(delta), every problem.
 
-    ``sums.F[i, c]``: the margin sum of row i over the atoms stored before the block (no
-    slack term; :data:`Sums`); ``Gb``: the in-block Gram (kernel, normalised or not,
-    without lam); ``kpos0[:, c]``, ``kneg0[:, c]``: kernel columns of the x+ and x-
-    problem c had at the start of the block. ``P`` and ``cur`` hold the problems' state
-    (:data:`Problems`, :data:`Current`); atoms made in the block are appended to
-    ``atoms`` (:data:`Atoms`). Returns the row reached: b, or the row after an update
-    that took some ``s_c`` outside ``[fold_below, 1 / fold_below]``.
+    PUMMA at p = 2 in a kernel space (Ishibashi, Hatano and Takeda, "Online Learning
+    of Approximate Maximum p-Norm Margin Classifiers with Bias", COLT 2008): on
+    ``y (w . x + b) < 1 - delta`` the example replaces x+ or x-, and ``w' = c w + d z``
+    with ``z = (phi(x+) - phi(x-)) / 2``, ROMMA's closed form on z (see
+    :mod:`marginkit._core.pumma`), the bias ``b = -(w . x+ + w . x-) / 2``; the 2-norm
+    soft margin adds ``lam`` to the kernel's diagonal.
+
+    Parameters
+    ----------
+    rule : marginkit._core.linear.Rule
+        The walk reads ``rule.delta``, the margin slack of the update condition.
+    fold_below, start : float, int
+        Where the walk stops to have a scale folded, and the row it starts from, as
+        for :func:`marginkit._core.kernel.kernel_walk`.
+    block : PairBlock
+        The block's in-block Gram, targets, rows in the data, the kernel columns of
+        every problem's x+ and x- from before the block, and ``lam`` (:data:`PairBlock`).
+    P : PairProblems
+        Every problem's state (:data:`PairProblems`), updated in place.
+    atoms : Atoms
+        Receives the atoms made in the block, in order (:data:`Atoms`).
+    sums : Sums
+        ``sums.F[i, c]``: the margin sum of row i over the atoms stored before the block
+        (no slack term), to which the walk adds the block's atoms for the rows after
+        them; ``sums.f_seen[i]`` receives ``F[i]`` as it stood at row i's trial;
+        ``sums.slack[r, c]``: the slack sum of row r of the data (:data:`Sums`).
+    old : Old
+        The atoms stored before the block (:data:`marginkit._core.kernel.Old`), which an
+        update whose new constraint alone binds forgets (:func:`forget`).
+
+    Returns
+    -------
+    int
+        The row reached: b, or the row after an update that took some ``s_c`` outside
+        ``[fold_below, 1 / fold_below]``.
     """
-    F, f_seen = sums.F, sums.f_seen
+    F, f_seen, slack = sums.F, sums.f_seen, sums.slack
+    Gb, Y, rows, kpos0, kneg0, lam = block
+    delta = rule.delta
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
+    cur = P
     seen, bias, Gp, Gn, slp, sln = cur.seen, cur.bias, cur.Gp, cur.Gn, cur.slp, cur.sln
     pos_blk, neg_blk, pos_row, neg_row = cur.pos_blk, cur.neg_blk, cur.pos_row, cur.neg_row
     pos_diag, neg_diag = cur.pos_diag, cur.neg_diag
@@ -165,7 +200,14 @@ def pumma_walk(
                         if W <= 0.0 or mz >= Z * W or gap <= 1e-12 * Z * W:
                             # only z . w' >= 1 binds: w' = z / ||z||^2
                             if W > 0.0:
-                                _forget_pair(c, i, T, sums, slack, atoms, old)
+                                na = atoms.n[0]
+                                own = (
+                                    atoms.coef[:na],
+                                    atoms.tins[:na],
+                                    atoms.acc[:na],
+                                    atoms.cls[:na] == c,
+                                )
+                                forget(c, i, T, own, sums, old)
                             gp = gn = sp_ = sn = 0.0
                             fresh = True
                             dd = 1.0 / Z
@@ -217,47 +259,27 @@ def pumma_walk(
     return b
 
 
-@njit(cache=True, nogil=True)
-def _forget_pair(c, i, T, sums, slack, atoms, old):
-    """Problem c drops its hypothesis at row i: averages closed, coefficients zeroed,
-    the slack coordinates too."""
-    for j in range(atoms.n[0]):
-        if atoms.cls[j] == c:
-            atoms.acc[j] += atoms.coef[j] * (T[c] - atoms.tins[j])
-            atoms.tins[j] = 0.0
-            atoms.coef[j] = 0.0
-    forget_stored(c, i, T, sums, old)
-    for r in range(slack.shape[0]):
-        slack[r, c] = 0.0
-
-
 @trusted_type
 class PairState(Stored):
     """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
 
+    #: a block's margin sums are one product over every atom (:class:`Ahead
+    #: <marginkit._core.kernel.Ahead>`)
+    _one_sum = True
+    _rows = "POS"  # NEG holds as many
+
     def __init__(self, n_features, n_problems, sparse, kernel, normalize):
-        self.kernel = kernel
-        self.normalize = normalize
-        self.n_problems = C = n_problems
+        super().__init__(n_problems, kernel, normalize)
+        C = n_problems
         self.POS = RowStore(n_features, sparse)
         self.NEG = RowStore(n_features, sparse)
-        cap = 256
+        cap = self.A.shape[0]
         self.index_p = np.zeros(cap, dtype=np.int64)
         self.index_n = np.zeros(cap, dtype=np.int64)
         self.label_p = np.zeros(cap, dtype=np.int64)  # classes of x+ and x-
         self.label_n = np.zeros(cap, dtype=np.int64)
-        self.A = np.zeros((cap, C))
         self.V = np.zeros((cap, C))
         self.beta = np.zeros((cap, C))
-        self.T_ins = np.zeros((cap, C))
-        self.acc = np.zeros((cap, C))
-        self.mask = np.zeros((cap, C), dtype=bool)
-        self.reset = np.zeros((cap, C), dtype=bool)
-        self.hcount = np.zeros((cap + 1, C), dtype=np.int64)
-        self.s = np.ones(C)
-        self.norm2 = np.zeros(C)
-        self.k = np.ones(C, dtype=np.int64)
-        self.T = np.zeros(C)
         self.Tb = np.zeros(C)
         self.bias = np.zeros(C)
         # margin sums of the current x+ and x- over the atoms, and their slack
@@ -275,26 +297,15 @@ class PairState(Stored):
         # the current x+ and x- of every problem: (atom, store) they were copied into
         self.pos_ref = [None] * C
         self.neg_ref = [None] * C
-        self.n_trials = 0
-        self.n_seen = 0
-        self.n_kernel_evals = 0
         self.margin = None  # (C,) training margins, measured by fit
 
-    @property
-    def m(self):
-        return self.POS.n
-
-    @property
-    def backend(self):
-        """Where the atoms are (the products' backend of the last data)."""
-        return self.POS.backend
-
-    def current(self):
-        """The state of the current x+ and x- of every problem that the walk updates
-        (:data:`Current`), with no in-block rows yet."""
+    def problems(self):
+        """The per-problem state the walk updates (:data:`PairProblems`), with no x+ or
+        x- in the block yet."""
         C = self.n_problems
         none = np.full(C, -1, dtype=np.int64)
-        return Current(
+        return PairProblems(
+            *super().problems(),
             self.Tb, self.bias, self.Gp, self.Gn, self.slp, self.sln, self.seen,
             none, none.copy(), self.pos_row, self.neg_row, self.pos_diag, self.neg_diag,
             self.conflicts,
@@ -457,89 +468,80 @@ class PairState(Stored):
         return outputs(self, data, output, self.coefficients, self.beta[: self.m])
 
 
+class _Pairs:
+    """Kernel PUMMA on :func:`marginkit._core.kernel.run_blocks`: atoms (pairs of a
+    stored x+ and x-), up to one per problem a row."""
+
+    def __init__(self, state, Y, slack, params, backend):
+        self.state, self.Y, self.slack, self.backend = state, Y, slack, backend
+        self.rule = Rule(-1, delta=params["delta"])
+        self.lam, self.fold_below = params["lam"], params["fold_below"]
+        self.block_size = params["block_size"]
+        self.per_row = state.n_problems
+
+    def columns(self, block):
+        """K(x, v) of the block's rows for the x+ and x- every problem has (made once
+        the block before is stored), on the backend."""
+        state, bk = self.state, self.backend
+        Xb, inv_bd, sq_bd = block
+        kpos = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
+        return kpos + state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
+
+    def walk(self, rows, Xb, inv_b, block, F, Gb, cols, cache):
+        state = self.state
+        b, C = rows.shape[0], state.n_problems
+        m0 = state.m
+        kpos0, kneg0 = stacked(cols[:C], b), stacked(cols[C:], b)
+        P = state.problems()
+        atoms = new_atoms(b * C)
+        Y_b = self.Y[rows]
+        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), self.slack)
+        old = state.old(m0)
+        walk_block = PairBlock(Gb, Y_b, rows, kpos0, kneg0, self.lam)
+        pos = 0
+
+        def own(c):
+            na = int(atoms.n[0])
+            return atoms.coef[:na], atoms.tins[:na], atoms.acc[:na], atoms.cls[:na] == c
+
+        def scaled(c):
+            na = int(atoms.n[0])
+            sel = atoms.cls[:na] == c
+            views = [v[c : c + 1] for v in (state.Gp, state.Gn, state.slp, state.sln)]
+            return views, [(atoms.v[:na], sel), (atoms.beta[:na], sel)]
+
+        while pos < b:
+            pos = pumma_walk(self.rule, self.fold_below, pos, walk_block, P, atoms, sums, old)
+            fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
+        na = int(atoms.n[0])
+        atoms = Atoms(*(a[:na] for a in atoms[:-1]), atoms.n)
+        # atom j was made at row max(pos[j], neg[j]) (its newer example)
+        made_at = np.maximum(atoms.pos, atoms.neg)
+
+        def store():
+            if na:
+                rows_b = (*block, class_index(Y_b))
+                _store_atoms(state, rows_b, self.backend, rows, atoms, P)
+
+        return Made(sums, atoms.reset, made_at, own, store)
+
+
 def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None):
-    """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`).
+    """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`), on
+    the loop of kernel ALMA (:func:`marginkit._core.kernel.run_blocks`).
 
     ``data`` (:class:`marginkit._core.kernel.Instances`) holds the rows, where their
     products are made, with ``inv`` = 1 / sqrt(K(x, x)) when normalised, else 1 (0
     where K(x, x) = 0; such a row is the zero vector, whose constraint y b >= 1 still
-    counts); ``slack`` the
-    (n, C) soft-margin sums of the rows of X; ``cache`` None or (P, seen) as in
-    :func:`marginkit._core.kernel.train_blocks`. Returns the updates and conflicts made.
+    counts); ``slack`` the (n, C) soft-margin sums of the rows of X; ``params`` a dict
+    with ``delta``, ``lam``, ``block_size`` and ``fold_below``; ``cache`` None or (P,
+    seen) as in :func:`marginkit._core.kernel.train_blocks`. Returns the updates and
+    conflicts made.
     """
-    delta, lam = params["delta"], params["lam"]
-    b_max, fold_below = params["block_size"], params["fold_below"]
-    C = state.n_problems
     updates0 = state.n_corrections.sum()
     conflicts0 = state.conflicts.sum()
-    bk = data.backend
-    state.to(bk)
-    coef = Coefficients.of(state, bk)
-    ordered = Ordered(data, order)
-    n = order.shape[0]
-    for lo in range(0, n, b_max):
-        hi = min(n, lo + b_max)
-        rows = order[lo:hi]
-        b = hi - lo
-        Xb, inv_b, inv_bd, sq_bd = ordered.block(lo, hi)
-        m0 = state.m
-        state.reserve(b * C)
-        plan = margins_plan(state, rows, coef, cache, 0, m0)
-        F, evals = margin_products(state, (Xb, inv_bd, sq_bd), b, plan, bk)
-        state.n_kernel_evals += evals + b * b
-        Gb = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
-        kpos = state.columns(Xb, inv_bd, sq_bd, state.pos_ref, bk)
-        kneg = state.columns(Xb, inv_bd, sq_bd, state.neg_ref, bk)
-        # one wait for the device: the walk reads all of these, and adds to F
-        F, Gb, *cols = bk.hosts(F, Gb, *kpos, *kneg)
-        Gb = exact_diagonal(Gb, state.kernel, inv_b)
-        F = walk_sums(F, rows, C, plan, cache)
-        kpos0, kneg0 = stacked(cols[:C], b), stacked(cols[C:], b)
-        cur = state.current()
-        atoms = new_atoms(b * C)
-        Y_b = Y[rows]
-        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache))
-        P, old = state.problems(), state.old(m0)
-        pos = 0
-        while pos < b:
-            pos = pumma_walk(
-                pos, Gb, Y_b, rows, kpos0, kneg0, slack, lam, delta, fold_below,
-                P, cur, atoms, sums, old,
-            )  # fmt: skip
-            na = int(atoms.n[0])
-            for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
-                sel = atoms.cls[:na] == c
-                views = [F[pos:, c], sums.f_seen[:pos, c], slack[:, c]]
-                views += [v[c : c + 1] for v in (state.Gp, state.Gn, state.slp, state.sln)]
-                if cache is not None:
-                    views.append(cache[0][:, c])
-                state.fold(
-                    c,
-                    views,
-                    [(atoms.coef[:na], atoms.tins[:na], atoms.acc[:na], sel)],
-                    [(atoms.v[:na], sel), (atoms.beta[:na], sel)],
-                )
-        na = int(atoms.n[0])
-        atoms = Atoms(*(a[:na] for a in atoms[:-1]), atoms.n)
-        if atoms.reset.any():
-            state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
-        for c in range(C):
-            if state.s[c] < FLUSH_RATIO * state.T[c]:
-                sel = atoms.cls == c
-                state.flush(c, [(atoms.coef, atoms.tins, atoms.acc, sel)])
-        if cache is not None:
-            # margin sums over the atoms stored before each row's trial
-            # atom j was made at row max(pos[j], neg[j]) (its newer example)
-            made_at = np.maximum(atoms.pos, atoms.neg)
-            made_before = np.searchsorted(made_at, np.arange(b))
-            cache[0][rows] = sums.f_seen
-            cache[1][rows] = m0 + made_before
-        if na:
-            block = (Xb, inv_bd, sq_bd, class_index(Y_b))
-            _store_atoms(state, block, bk, rows, atoms, cur)
-        state.n_trials += b
-        if progress is not None:
-            progress(b)
+    walker = _Pairs(state, Y, slack, params, data.backend)
+    run_blocks(state, data, order, walker, cache, progress)
     return state.n_corrections.sum() - updates0, state.conflicts.sum() - conflicts0
 
 
