@@ -226,3 +226,15 @@ def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass():
     assert 1 < kernel.n_iter_ == linear.n_iter_ < 5000
     assert kernel.n_corrections_ == linear.n_corrections_
     np.testing.assert_allclose(kernel.decision_function(X), linear.decision_function(X))
+
+
+def test_tie_free_finds_the_tie_that_parted_blas_kernels():
+    """At gamma=0.2 (before) the normalised poly_rbf kernel of the far rows is the
+    constant 1/32 to the last bit: after updates on rows 0 (+1) and 1 (-1), trial 16's
+    margin is exactly 0 in float64 (5e-47 above it in exact arithmetic), and OpenBLAS'
+    Prescott kernel made 8 corrections where the reference makes 6. tie_free names it."""
+    X, y = varied_norms(60, 4, 2, seed=2)
+    K = kernel_matrix("poly_rbf", X, X, normalize=True, gamma=0.2, degree=5, coef0=1.0)
+    with pytest.raises(AssertionError, match="kernel perceptron pass 0, trial 16: 0.0 vs 0.0"):
+        with tie_free():
+            kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "perceptron")
