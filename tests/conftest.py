@@ -128,10 +128,10 @@ def pytest_terminal_summary(terminalreporter, config):
         return
     from threadpoolctl import threadpool_info
 
-    blas = [
+    blas = sorted(
         f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
         f"({Path(i.get('filepath') or '?').parent.name})"
         for i in threadpool_info()
         if i.get("user_api") == "blas"
-    ]
+    )
     terminalreporter.write_line("BLAS kernels of this run: " + (", ".join(blas) or "none found"))
