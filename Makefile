@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-all lint bench reproduce-table6 reproduce-all published clean
+.PHONY: demo test test-all exactness lint bench reproduce-table6 reproduce-all published clean
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,11 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# the tests marked exactness under every OpenBLAS kernel this CPU runs (Prescott,
+# Sandybridge, Haswell, SkylakeX where it has AVX-512, and the default)
+exactness: $(STAMP)
+	$(BIN)/python tools/exactness_on_every_blas.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

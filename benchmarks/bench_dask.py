@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
+
 from marginkit.experiments import BLAS_ONE_THREAD, get_experiment
 from marginkit.experiments.runner import Spec, run
 
@@ -72,6 +74,7 @@ def main(argv=None):
     t_dask = time.perf_counter() - start
     same = strip_timings(serial.document["results"]) == strip_timings(dask.document["results"])
     n = len(spec.cells)
+    print(machine_line(), flush=True)
     print(f"{n} cells of {args.experiment} (full size), {os.cpu_count()} cores")
     print(f"serial (data loading included) {t_serial:8.2f} s")
     print(f"{args.workers} local workers (with start-up {t_up:.2f} s) {t_dask:8.2f} s")

@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 import marginkit
 from marginkit import KernelALMAClassifier
@@ -314,6 +315,7 @@ def main(argv=None):
     if args.child:
         return child_three_epochs(args)
 
+    print(machine_line(), flush=True)
     print(
         f"marginkit {marginkit.__version__}, numpy {np.__version__}, python "
         f"{platform.python_version()}, {os.cpu_count()} cores, "

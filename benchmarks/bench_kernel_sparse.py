@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 import marginkit
 from marginkit import KernelALMAClassifier
@@ -142,6 +143,7 @@ def main(argv=None):
     repeat = args.repeat or (1 if args.quick else 2)
     n_train, n_test = (4000, 1000) if args.quick else (20000, 5000)
 
+    print(machine_line(), flush=True)
     print(
         f"marginkit {marginkit.__version__}, {platform.processor() or platform.machine()}, "
         f"{os.cpu_count()} cores; DENSE_PRODUCT_DENSITY = {kernels.DENSE_PRODUCT_DENSITY}"

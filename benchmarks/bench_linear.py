@@ -40,6 +40,7 @@ import numpy as np
 import scipy
 import scipy.sparse as sp
 import sklearn
+from _machine import blas_kernels, cpu_model  # benchmarks/_machine.py, beside this file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Perceptron
 
@@ -362,26 +363,8 @@ def _error(pred, y):
 
 # -- report ------------------------------------------------------------------------
 def machine_info():
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        from threadpoolctl import threadpool_info
-
-        blas = [
-            f"{_owner(i['filepath'])}: {i['internal_api']} {i['version']} "
-            f"({i['num_threads']} threads)"
-            for i in threadpool_info()
-            if i["user_api"] == "blas"
-        ]
-    except ImportError:
-        blas = []
+    cpu = cpu_model()
+    blas = blas_kernels()
     try:
         import river
 
@@ -430,14 +413,6 @@ def source_revision():
     changed = [line[3:].removeprefix("src/marginkit/") for line in dirty.splitlines()]
     more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
     return f"{commit}, uncommitted changes to {', '.join(changed[:4])}{more}"
-
-
-def _owner(path):
-    """The package a shared library was loaded from (numpy's or scipy's BLAS)."""
-    for name in ("numpy", "scipy"):
-        if f"/{name}" in path:
-            return name
-    return os.path.basename(path)
 
 
 def load_average():

@@ -19,6 +19,8 @@ import platform
 import subprocess
 import sys
 
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
+
 CHILD = """
 import json, re, sys
 from pathlib import Path
@@ -58,6 +60,7 @@ def main():
     lengths = [250_000 * i for i in range(1, 5)]
     if not args.quick:
         lengths = [10 * n for n in lengths]
+    print(f"# {machine_line()}", flush=True)
     print(f"# bench_memory: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print(f"# {platform.platform()}, Python {platform.python_version()}")
     print("| rows | corrections | peak RSS, log kept | peak RSS, weights only |")

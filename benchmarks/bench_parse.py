@@ -30,13 +30,13 @@ speeds are of parsing, not of the disk.
 
 import argparse
 import os
-import platform
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
 from numba import njit
 
 VALUES = 4096  # distinct values, each written as %.6g
@@ -171,7 +171,7 @@ def main(argv=None):
     folder.mkdir(parents=True, exist_ok=True)
     seconds, paths = timed(lambda: make_files(folder, rows, nnz, d))
     size = {kind: path.stat().st_size / 1e6 for kind, path in paths.items()}
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    print(machine_line(), flush=True)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"{rows} rows x {nnz} non-zeros of {d} features; svmlight {size['svm']:.0f} MB, "

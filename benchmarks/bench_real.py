@@ -27,6 +27,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
 from sklearn.model_selection import train_test_split
 
 import marginkit
@@ -190,6 +191,7 @@ def main(argv=None):
         parser.error(f"unknown data sets {unknown}; choose from {sorted(DATASETS)}")
     names = args.estimators.split(",") if args.estimators else None
 
+    print(machine_line(), flush=True)
     print(
         f"marginkit {marginkit.__version__}, {platform.machine()}, {os.cpu_count()} cores; "
         "cells: test error / training time (warned: a ConvergenceWarning or another)\n"

@@ -29,6 +29,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+from _machine import machine_line  # benchmarks/_machine.py, beside this file
 from sklearn.datasets import dump_svmlight_file
 
 CHILD = textwrap.dedent(
@@ -133,6 +134,7 @@ def main(argv=None):
     if not args.data:
         make_file(path, args.size_mb)
     size = path.stat().st_size / 2**20
+    print(machine_line(), flush=True)
     print(f"file: {path} ({size:.0f} MB); {args.estimator} {params}; chunks of {args.chunk_size}")
     results = {}
     for mode in ("memory", "stream", "given", "sgd"):

@@ -119,3 +119,19 @@ def pytest_collection_modifyitems(config, items):
         for item in cuda:
             item.add_marker(pytest.mark.gpu)
             item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """With ``-m exactness``, the BLAS kernels this run loaded, as threadpoolctl reports
+    them (tools/exactness_on_every_blas.py reads this line)."""
+    if "exactness" not in (config.getoption("markexpr", "") or ""):
+        return
+    from threadpoolctl import threadpool_info
+
+    blas = sorted(
+        f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
+        f"({Path(i.get('filepath') or '?').parent.name})"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    )
+    terminalreporter.write_line("BLAS kernels of this run: " + (", ".join(blas) or "none found"))

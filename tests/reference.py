@@ -4,8 +4,71 @@ Nothing here is optimised: dense numpy vectors, one example at a time, every
 hypothesis kept. The tests compare marginkit's compiled estimators with these.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 import scipy.sparse as sp
+
+# -- ties: decisions that rounding could turn ----------------------------------------------
+
+#: The decisions of the references while ``tie_free`` records them, else None
+_DECISIONS = None
+
+#: How close, relative to its scale, a margin may come to its threshold. The engines
+#: compute every margin in another order than the references (blocked BLAS products,
+#: scale folds, recursions for norms) and so round it differently, by far less than this.
+TIE_RTOL = 1e-9
+
+
+def _decision(where, margin, threshold, scale):
+    """Record that a reference compared ``margin`` with ``threshold`` (at ``where``);
+    ``scale`` bounds the magnitudes that rounded on the way, sum_i |a_i b_i| of a dot
+    product a . b (plus |threshold|), so that rounding moves the margin by less than
+    n eps scale. A margin of scale 0 is an exact zero (every term was 0), which no
+    rounding moves."""
+    if _DECISIONS is not None:
+        _DECISIONS.append((where, float(margin), float(threshold), float(scale)))
+
+
+def _terms(a, b):
+    """sum_i |a_i b_i|: the scale of the rounding of a . b."""
+    return float(np.abs(a) @ np.abs(b))
+
+
+def ties(decisions, rtol=TIE_RTOL):
+    """The recorded decisions whose margin lies within ``rtol * scale`` of its threshold:
+    the ones another order of the same arithmetic (another BLAS kernel) may decide the
+    other way."""
+    return [d for d in decisions if d[3] > 0 and abs(d[1] - d[2]) <= rtol * d[3]]
+
+
+@contextmanager
+def tie_free(rtol=TIE_RTOL):
+    """Record every decision the references take inside the block (a trial's margin
+    against its threshold; with ``output="voted"`` each hypothesis's sign on the rows
+    scored) and, on leaving it, assert that none is a tie: each margin lies further than
+    ``rtol`` times its scale from its threshold. A test that compares the engines'
+    decisions with a reference's then depends on the arithmetic alone, not on the order
+    in which a CPU's BLAS kernel sums, and data that drift into a tie fail here, naming
+    the trial, rather than on some machines only. Yields the list of decisions."""
+    global _DECISIONS
+    outer, _DECISIONS = _DECISIONS, []
+    recorded = _DECISIONS
+    try:
+        yield recorded
+    finally:
+        _DECISIONS = outer
+        if outer is not None:
+            outer.extend(recorded)
+    close = ties(recorded, rtol)
+    assert not close, (
+        f"{len(close)} of {len(recorded)} decisions lie within {rtol:g} x their scale of "
+        "the threshold (where, margin, threshold, scale): "
+        + "; ".join(
+            f"{w}: {m!r} vs {t!r} (scale {s:.3g}, gap {abs(m - t):.3g})"
+            for w, m, t, s in close[:5]
+        )
+    )
 
 
 def link(w, r):
@@ -34,13 +97,17 @@ def alma_binary(X, y, p, alpha, B, C, max_iter=1):
     w = np.zeros(X.shape[1])
     k = 1
     hyps, counts = [w], [0]
-    for _ in range(max_iter):
-        for x, yt in zip(X, y, strict=True):
+    for e in range(max_iter):
+        for t, (x, yt) in enumerate(zip(X, y, strict=True)):
             nx = pnorm(x, p)
             if nx > 0:  # footnote 3: x = 0 never updates
                 x_hat = x / nx
                 gamma_k = B * np.sqrt(p - 1.0) / np.sqrt(k)
-                if yt * (w @ x_hat) <= (1.0 - alpha) * gamma_k:
+                thr = (1.0 - alpha) * gamma_k
+                _decision(
+                    f"ALMA pass {e}, trial {t}", yt * (w @ x_hat), thr, _terms(w, x_hat) + thr
+                )
+                if yt * (w @ x_hat) <= thr:
                     eta_k = C / (np.sqrt(p - 1.0) * np.sqrt(k))
                     w_prime = link(link(w, q) + eta_k * yt * x_hat, p)
                     w = w_prime / max(1.0, pnorm(w_prime, q))
@@ -51,15 +118,21 @@ def alma_binary(X, y, p, alpha, B, C, max_iter=1):
     return hyps, counts
 
 
-def combine(values, counts, output):
+def combine(values, counts, output, scales=None):
     """The 'last', 'avg' or 'voted' output from every hypothesis's values and counts.
 
-    avg: sum_k c_k v_k / sum_k c_k; voted: sum_k c_k sign(v_k) / sum_k c_k.
+    avg: sum_k c_k v_k / sum_k c_k; voted: sum_k c_k sign(v_k) / sum_k c_k. ``scales``
+    (the rounding scale of each value, as ``values``) records the signs the vote takes.
     """
     if output == "last":
         return values[-1]
     if output == "avg":
         return sum(c * v for v, c in zip(values, counts, strict=True)) / sum(counts)
+    if scales is not None:
+        for k, (v, s, c) in enumerate(zip(values, scales, counts, strict=True)):
+            if c > 0:
+                for i, (vi, si) in enumerate(zip(np.ravel(v), np.ravel(s), strict=True)):
+                    _decision(f"vote: hypothesis {k}, row {i}", vi, 0.0, si)
     return sum(c * np.sign(v) for v, c in zip(values, counts, strict=True)) / sum(counts)
 
 
@@ -99,7 +172,10 @@ def alma_scores(runs, X, p, output, R=None):
     if R is not None:
         X = augment(X, R)
     Xh = normalise(X, p)
-    cols = [combine([Xh @ w for w in hyps], counts, output) for hyps, counts in runs]
+    cols = [
+        combine([Xh @ w for w in hyps], counts, output, [np.abs(Xh) @ np.abs(w) for w in hyps])
+        for hyps, counts in runs
+    ]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -133,11 +209,14 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1):
     sv, beta = [], np.zeros(0)
     k = 1
     hyps, counts = [(list(sv), beta.copy())], [0]
-    for _ in range(max_iter):
+    for e in range(max_iter):
         for t in range(n):
             if khat(t, t) > 0:
                 f = sum(b * khat(j, t) for j, b in zip(sv, beta, strict=True))
-                if y[t] * f <= (1 - alpha) * B / np.sqrt(k):
+                thr = (1 - alpha) * B / np.sqrt(k)
+                scale = sum(abs(b * khat(j, t)) for j, b in zip(sv, beta, strict=True)) + thr
+                _decision(f"kernel ALMA pass {e}, trial {t}", y[t] * f, thr, scale)
+                if y[t] * f <= thr:
                     eta = C / np.sqrt(k)
                     sv.append(t)
                     beta = np.append(beta, eta * y[t])
@@ -186,7 +265,10 @@ def kernel_alma_fit(X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, 
                 values = [
                     sum(b * row[j] for j, b in zip(s, beta, strict=True)) for s, beta in hyps
                 ]
-                col.append(combine(values, counts, output))
+                scales = [
+                    sum(abs(b * row[j]) for j, b in zip(s, beta, strict=True)) for s, beta in hyps
+                ]
+                col.append(combine(values, counts, output, scales))
             cols.append(col)
         out = np.array(cols).T
         return out.ravel() if out.shape[1] == 1 else out
@@ -206,8 +288,10 @@ def perceptron_binary(X, y, max_iter=1):
     X = _dense(X)
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
-    for _ in range(max_iter):
-        for x, yt in zip(X, y, strict=True):
+    for e in range(max_iter):
+        for t, (x, yt) in enumerate(zip(X, y, strict=True)):
+            if np.any(x != 0):
+                _decision(f"Perceptron pass {e}, trial {t}", yt * (w @ x), 0.0, _terms(w, x))
             if np.any(x != 0) and yt * (w @ x) <= 0:
                 w = w + yt * x
                 hyps.append(w)
@@ -227,12 +311,14 @@ def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0):
     X = _dense(X)
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
-    for _ in range(max_iter):
-        for x, yt in zip(X, y, strict=True):
+    for e in range(max_iter):
+        for t, (x, yt) in enumerate(zip(X, y, strict=True)):
             if not np.any(x != 0):
                 counts[-1] += 1
                 continue
             m = yt * (w @ x)
+            thr = 1.0 - delta if aggressive else 0.0
+            _decision(f"ROMMA pass {e}, trial {t}", m, thr, _terms(w, x) + abs(thr))
             if (m < 1.0 - delta) if aggressive else (m <= 0.0):
                 z = yt * x
                 only_new = z / (z @ z)  # the projection of 0 onto {v : v . z >= 1}
@@ -266,8 +352,15 @@ def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000):
         while epochs < max_iter and not restart:
             epochs += 1
             changed = False
-            for x, yt in zip(X, y, strict=True):
+            for t, (x, yt) in enumerate(zip(X, y, strict=True)):
                 nw = np.linalg.norm(w)
+                if np.any(x != 0) and nw > 0:
+                    _decision(
+                        f"margin Perceptron pass {epochs}, trial {t}",
+                        yt * (w @ x) / nw,
+                        gamma / 2,
+                        _terms(w, x) / nw + gamma / 2,
+                    )
                 if np.any(x != 0) and (nw == 0 or yt * (w @ x) / nw < gamma / 2):
                     if updates >= budget:
                         restart = True
@@ -304,7 +397,10 @@ def linear_scores(runs, X, output, R=None):
     X = _dense(X)
     if R is not None:
         X = augment(X, R)
-    cols = [combine([X @ w for w in hyps], counts, output) for hyps, counts in runs]
+    cols = [
+        combine([X @ w for w in hyps], counts, output, [np.abs(X) @ np.abs(w) for w in hyps])
+        for hyps, counts in runs
+    ]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -362,6 +458,9 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1):
         changed = False
         for t in range(n):
             x = Xa[t]
+            thr = 1.0 - delta
+            scale = _terms(w, x) + abs(b) + abs(thr)
+            _decision(f"PUMMA pass {epochs}, trial {t}", y[t] * (w @ x + b), thr, scale)
             if y[t] * (w @ x + b) < 1.0 - delta:
                 new_pos, new_neg = (t, neg) if y[t] > 0 else (pos, t)
                 if new_pos is None or new_neg is None:
@@ -384,7 +483,15 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1):
 def pumma_scores(runs, X, output):
     """w . x + b for the 'last', 'avg' or 'voted' hypothesis of each binary run."""
     X = _dense(X)
-    cols = [combine([X @ w + b for w, b in hyps], counts, output) for hyps, counts, *_ in runs]
+    cols = [
+        combine(
+            [X @ w + b for w, b in hyps],
+            counts,
+            output,
+            [np.abs(X) @ np.abs(w) + abs(b) for w, b in hyps],
+        )
+        for hyps, counts, *_ in runs
+    ]
     scores = np.column_stack(cols)
     return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -417,11 +524,14 @@ def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0):
     n = K.shape[0]
     beta = np.zeros(n)
     hyps, counts = [beta], [0]
-    for _ in range(max_iter):
+    for e in range(max_iter):
         for t in range(n):
             x2 = K[t, t]
             if x2 > 0:
                 m = y[t] * (beta @ K[:, t])
+                thr = 1.0 - delta if rule == "aggressive" else 0.0
+                scale = _terms(beta, K[:, t]) + abs(thr)
+                _decision(f"kernel {rule} pass {e}, trial {t}", m, thr, scale)
                 if (m < 1.0 - delta) if rule == "aggressive" else (m <= 0.0):
                     if rule == "perceptron":
                         beta = beta.copy()
@@ -444,7 +554,15 @@ def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0):
 
 def kernel_family_scores(runs, K_test, output):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)``."""
-    cols = [combine([K_test @ beta for beta in hyps], counts, output) for hyps, counts in runs]
+    cols = [
+        combine(
+            [K_test @ beta for beta in hyps],
+            counts,
+            output,
+            [np.abs(K_test) @ np.abs(beta) for beta in hyps],
+        )
+        for hyps, counts in runs
+    ]
     out = np.column_stack(cols)
     return out.ravel() if out.shape[1] == 1 else out
 
@@ -468,6 +586,11 @@ def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1):
         changed = False
         for t in range(n):
             # no exception for x = 0: its constraint y b >= 1 is on the bias
+            thr = 1.0 - delta
+            scale = _terms(beta, Kt[:, t]) + abs(b) + abs(thr)
+            _decision(
+                f"kernel PUMMA pass {epochs}, trial {t}", y[t] * (beta @ Kt[:, t] + b), thr, scale
+            )
             if y[t] * (beta @ Kt[:, t] + b) < 1.0 - delta:
                 new_pos, new_neg = (t, neg) if y[t] > 0 else (pos, t)
                 if new_pos is None or new_neg is None:
@@ -499,7 +622,12 @@ def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1):
 def kernel_pumma_scores(runs, K_test, output):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)`` (no lam)."""
     cols = [
-        combine([K_test @ beta + b for beta, b in hyps], counts, output)
+        combine(
+            [K_test @ beta + b for beta, b in hyps],
+            counts,
+            output,
+            [np.abs(K_test) @ np.abs(beta) + abs(b) for beta, b in hyps],
+        )
         for hyps, counts, *_ in runs
     ]
     out = np.column_stack(cols)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
-from reference import alma_fit, alma_scores
+from reference import alma_fit, alma_scores, tie_free
 
 from marginkit import ALMAClassifier
 
@@ -16,6 +16,7 @@ def rel_err(a, b):
     return np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("p", [2.0, 3.0, 6.0, 10.0])
 @pytest.mark.parametrize("alpha", [1.0, 0.9, 0.5])
 @pytest.mark.parametrize("sparse", [False, True])
@@ -29,7 +30,9 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
         sparse_density=0.6 if sparse else None,
     )
     B, C = 1.0 / alpha, np.sqrt(2.0)
-    runs, _ = alma_fit(X, y, p, alpha, B, C, max_iter=2)
+    with tie_free():
+        runs, _ = alma_fit(X, y, p, alpha, B, C, max_iter=2)
+        alma_scores(runs, X, p, "voted")
     clf = ALMAClassifier(
         keep_corrections=True, p=p, alpha=alpha, max_iter=2, output="last", fit_intercept=False
     ).fit(X, y)
@@ -44,12 +47,15 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
         assert rel_err(clf.decision_function(X), want) < 1e-9, output
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("p", [2.0, 6.0])
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_intercept_matches_augmented_reference(p, n_classes):
     X, y = make_blobs_pm(n=120, d=6, n_classes=n_classes, seed=3)
     X = X + 4.0  # far from the origin: the bias matters
-    runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
+    with tie_free():
+        runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
+        alma_scores(runs, X, p, "voted", R=R)
     clf = ALMAClassifier(
         keep_corrections=True, p=p, alpha=0.8, fit_intercept=True, output="last", max_iter=1
     ).fit(X, y)
@@ -64,8 +70,11 @@ def test_intercept_matches_augmented_reference(p, n_classes):
         assert np.isclose(clf.intercept_[j], -R * hyps[-1][-1], rtol=1e-9, atol=1e-15)
 
 
+@pytest.mark.exactness
 def test_dense_and_sparse_agree_exactly():
     X, y = make_blobs_pm(n=300, d=15, n_classes=3, seed=5, sparse_density=0.3)
+    with tie_free():
+        alma_fit(X, y, 4.0, 0.7, 1 / 0.7, np.sqrt(2))
     a = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     b = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(
         X.toarray(), y
@@ -95,10 +104,12 @@ def test_partial_fit_any_split_equals_fit(splits, sparse):
         np.testing.assert_array_equal(part.decision_function(X), whole.decision_function(X))
 
 
+@pytest.mark.exactness
 def test_zero_instances_never_update():
     X, y = make_blobs_pm(n=60, d=5, seed=2)
     X[::3] = 0.0
-    runs, _ = alma_fit(X, y, 2.0, 0.9, 1 / 0.9, np.sqrt(2))
+    with tie_free():
+        runs, _ = alma_fit(X, y, 2.0, 0.9, 1 / 0.9, np.sqrt(2))
     clf = ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     assert clf.n_trials_ == 60
@@ -126,6 +137,7 @@ def test_shuffle_is_seeded_and_changes_order():
     assert not np.array_equal(a.coef_, c.coef_)
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("p", [2.0, 5.0])
 def test_scale_folding_is_invisible(p, monkeypatch):
     """Folding s into v (done on long streams before |v|^p overflows) changes nothing.
@@ -141,7 +153,9 @@ def test_scale_folding_is_invisible(p, monkeypatch):
         self._fold_below = 0.9
 
     X, y = make_blobs_pm(n=200, d=9, n_classes=3, seed=8, sparse_density=0.7)
-    runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), max_iter=2)
+    with tie_free():
+        runs, _ = alma_fit(X, y, p, 0.6, 1 / 0.6, np.sqrt(2), max_iter=2)
+        alma_scores(runs, X, p, "voted")
     monkeypatch.setattr(alma.ALMAClassifier, "_initialise", often)
     clf = ALMAClassifier(
         keep_corrections=True, p=p, alpha=0.6, max_iter=2, output="last", fit_intercept=False
@@ -153,11 +167,14 @@ def test_scale_folding_is_invisible(p, monkeypatch):
         assert rel_err(clf.decision_function(X), alma_scores(runs, X, p, output)) < 1e-9
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("scale", [1e-60, 1e-20, 1.0, 1e20, 1e60])
 @pytest.mark.parametrize("p", [2.0, 10.0])
 def test_extreme_scales_are_normalised_exactly(scale, p):
     """Instance norms neither overflow nor underflow: ALMA sees x / ||x||_p."""
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=12)
+    with tie_free():
+        alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
     ref = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     for data in (X * scale, sp.csr_matrix(X * scale)):
         clf = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(

@@ -1,4 +1,8 @@
-"""The kernel Perceptron and kernel ROMMA on the blocked engine, against the references."""
+"""The kernel Perceptron and kernel ROMMA on the blocked engine, against the references.
+
+Every reference run is made inside ``tie_free``: no trial's margin lies within rounding of
+its threshold, so the counts compared hold under every BLAS kernel (tests/reference.py).
+"""
 
 import numpy as np
 import pytest
@@ -8,8 +12,13 @@ from reference import (
     kernel_family_binary,
     kernel_family_scores,
     kernel_matrix,
+    linear_fit,
+    linear_scores,
     ovr_targets,
     passes_until_quiet,
+    perceptron_binary,
+    romma_binary,
+    tie_free,
 )
 
 from marginkit import (
@@ -20,6 +29,8 @@ from marginkit import (
     ROMMAClassifier,
 )
 
+pytestmark = pytest.mark.exactness
+
 
 def rel_err(a, b):
     return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
@@ -29,7 +40,11 @@ KERNELS = [
     ("linear", {}),
     ("poly", {"degree": 3, "gamma": 0.2, "coef0": 1.0}),
     ("rbf", {"gamma": 0.3}),
-    ("poly_rbf", {"degree": 5, "gamma": 0.2, "coef0": 1.0}),
+    # gamma 0.02, not larger: with exp(-gamma d^2) below rounding for the far rows of
+    # varied_norms, K is the constant coef0^degree there, and a Perceptron whose
+    # coefficients sum to 0 met a margin of exact 0 that the exact kernel puts 5e-47
+    # above it, decided by the last bit of the kernel values (tie_free finds these)
+    ("poly_rbf", {"degree": 5, "gamma": 0.02, "coef0": 1.0}),
 ]
 
 RULES = {
@@ -64,9 +79,10 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     def runs_of(passes):
         return [kernel_family_binary(K, t, max_iter=passes, **ref) for t in targets]
 
-    # with delta > 0 the passes end at the first without update
-    runs = passes_until_quiet(runs_of, 3)[1] if ref["delta"] > 0 else runs_of(3)
-    want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
+    with tie_free():
+        # with delta > 0 the passes end at the first without update
+        runs = passes_until_quiet(runs_of, 3)[1] if ref["delta"] > 0 else runs_of(3)
+        want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(
             kernel=kernel,
@@ -88,6 +104,9 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
 
 def test_aggressive_romma_forgets_and_stays_exact():
     X, y = varied_norms(80, 3, 2, seed=5)
+    with tie_free():
+        runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=3)
+        linear_scores(runs, X, "voted")
     clf = KernelROMMAClassifier(
         aggressive=True, kernel="linear", max_iter=3, tol=None, block_size=16, output="last"
     )
@@ -111,6 +130,8 @@ def test_aggressive_romma_forgets_and_stays_exact():
 @pytest.mark.parametrize("sparse", [False, True])
 def test_linear_kernel_equals_linear_perceptron(sparse):
     X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=2, sparse_density=0.5 if sparse else None)
+    with tie_free():
+        linear_fit(perceptron_binary, X, y, max_iter=2)
     kern = KernelPerceptronClassifier(
         kernel="linear", max_iter=2, block_size=32, output="last"
     ).fit(X, y)
@@ -121,6 +142,10 @@ def test_linear_kernel_equals_linear_perceptron(sparse):
 
 def test_scale_folds_keep_kernel_romma_exact():
     X, y = varied_norms(70, 4, 3, seed=8)
+    K = kernel_matrix("rbf", X, X, gamma=0.3)
+    with tie_free():
+        runs = [kernel_family_binary(K, t, "romma", max_iter=2) for t in ovr_targets(y, [0, 1, 2])]
+        kernel_family_scores(runs, K, "voted")
 
     class Folding(KernelROMMAClassifier):
         def _initialise(self, data):
@@ -140,6 +165,10 @@ def test_scale_folds_keep_kernel_romma_exact():
 
 def test_cache_off_gives_the_same_model():
     X, y = varied_norms(90, 4, 3, seed=4)
+    K = kernel_matrix("rbf", X, X, gamma=1 / (X.shape[1] * X.var()))  # gamma="scale"
+    with tie_free():
+        for t in ovr_targets(y, [0, 1, 2]):
+            kernel_family_binary(K, t, "aggressive", max_iter=3)
     a = KernelROMMAClassifier(
         aggressive=True, max_iter=3, cache_size=0, block_size=10, output="last"
     ).fit(X, y)
@@ -150,6 +179,9 @@ def test_cache_off_gives_the_same_model():
 
 def test_sparse_input():
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=1, sparse_density=0.5)
+    K = kernel_matrix("poly", X, X, gamma=0.5, degree=2)
+    with tie_free():
+        kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "romma")
     dense = KernelROMMAClassifier(
         kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(X.toarray(), y)
@@ -189,6 +221,20 @@ def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass():
     params = {"aggressive": True, "delta": 0.1, "tol": None, "max_iter": 5000, "shuffle": False}
     linear = ROMMAClassifier(fit_intercept=False, **params).fit(X, y)
     kernel = KernelROMMAClassifier(kernel="linear", **params).fit(X, y)
+    with tie_free():  # the passes both made, replayed
+        linear_fit(romma_binary, X, y, aggressive=True, delta=0.1, max_iter=linear.n_iter_)
     assert 1 < kernel.n_iter_ == linear.n_iter_ < 5000
     assert kernel.n_corrections_ == linear.n_corrections_
     np.testing.assert_allclose(kernel.decision_function(X), linear.decision_function(X))
+
+
+def test_tie_free_finds_the_tie_that_parted_blas_kernels():
+    """At gamma=0.2 (before) the normalised poly_rbf kernel of the far rows is the
+    constant 1/32 to the last bit: after updates on rows 0 (+1) and 1 (-1), trial 16's
+    margin is exactly 0 in float64 (5e-47 above it in exact arithmetic), and OpenBLAS'
+    Prescott kernel made 8 corrections where the reference makes 6. tie_free names it."""
+    X, y = varied_norms(60, 4, 2, seed=2)
+    K = kernel_matrix("poly_rbf", X, X, normalize=True, gamma=0.2, degree=5, coef0=1.0)
+    with pytest.raises(AssertionError, match="kernel perceptron pass 0, trial 16: 0.0 vs 0.0"):
+        with tie_free():
+            kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "perceptron")

@@ -7,15 +7,19 @@ import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
 from reference import (
+    _dense,
     kernel_matrix,
     kernel_pumma_binary,
     kernel_pumma_scores,
     ovr_targets,
     ovr_until_quiet,
+    tie_free,
 )
 from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import KernelPUMMAClassifier, PUMMAClassifier
+
+pytestmark = pytest.mark.exactness
 
 
 def rel_err(a, b):
@@ -47,12 +51,13 @@ def test_matches_reference(kernel, kw, n_classes, lam, normalize):
     kargs = {"gamma": kw.get("gamma", 1.0), "degree": kw.get("degree", 3), "coef0": 1.0}
     K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
     K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
-    runs, epochs, converged = ovr_until_quiet(
-        lambda t, **kw: kernel_pumma_binary(K, t, delta=0.2, lam=lam, **kw),
-        ovr_targets(y, np.unique(y)),
-        4,
-    )
-    want = {o: kernel_pumma_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
+    with tie_free():
+        runs, epochs, converged = ovr_until_quiet(
+            lambda t, **kw: kernel_pumma_binary(K, t, delta=0.2, lam=lam, **kw),
+            ovr_targets(y, np.unique(y)),
+            4,
+        )
+        want = {o: kernel_pumma_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = quiet_fit(
             KernelPUMMAClassifier(
@@ -91,6 +96,14 @@ def test_linear_kernel_equals_linear_pumma(lam, sparse):
         X = sp.csr_matrix(X * (np.random.default_rng(0).uniform(size=X.shape) < 0.6))
     # a few epochs: over long runs a near-tie can go either way under the two orders
     # of summation (sparse products against compiled loops)
+    # (the reference, replayed on the linear Gram matrix, finds no tie in these epochs)
+    with tie_free():
+        runs = ovr_until_quiet(
+            lambda t, **kw: kernel_pumma_binary(_dense(X) @ _dense(X).T, t, 0.1, lam, **kw),
+            ovr_targets(y, np.unique(y)),
+            8,
+        )[0]
+        kernel_pumma_scores(runs, _dense(X) @ _dense(X).T, "voted")
     a = quiet_fit(KernelPUMMAClassifier(kernel="linear", lam=lam, max_iter=8, output="last"), X, y)
     b = quiet_fit(PUMMAClassifier(lam=lam, max_iter=8, keep_corrections=True, output="last"), X, y)
     assert list(a.n_corrections_per_class_) == list(b.n_corrections_per_class_)
@@ -114,6 +127,12 @@ def test_cache_and_folds_change_nothing():
             self._fold_below = 0.97
 
     kw = {"kernel": "rbf", "gamma": 0.5, "lam": 0.3, "max_iter": 6, "block_size": 11}
+    K = kernel_matrix("rbf", X, X, gamma=0.5)
+    with tie_free():
+        runs = ovr_until_quiet(
+            lambda t, **kw: kernel_pumma_binary(K, t, 0.1, 0.3, **kw), ovr_targets(y, [0, 1, 2]), 6
+        )[0]
+        kernel_pumma_scores(runs, K, "voted")
     plain = quiet_fit(KernelPUMMAClassifier(**kw), X, y)
     nocache = quiet_fit(KernelPUMMAClassifier(cache_size=0, **kw), X, y)
     folded = quiet_fit(Folding(**kw), X, y)

@@ -11,7 +11,7 @@ hypothesis norms ||w||_q <= 1 the theory promises.
 
 import numpy as np
 import pytest
-from reference import alma_fit, alma_scores
+from reference import alma_fit, alma_scores, tie_free
 
 from marginkit import ALMAClassifier, KernelALMAClassifier, PUMMAClassifier
 
@@ -63,13 +63,15 @@ def run_linear(n_total, p, alpha, chunk=200_000):
     return plain, eager
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("p", [2.0, 6.0])
 def test_prefix_equals_the_float64_reference(p):
     X, y = stream(5_000, seed=0)
     clf = ALMAClassifier(
         keep_corrections=True, p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
-    runs, _ = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
+    with tie_free():
+        runs, _ = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg"]:
         clf.set_params(output=output)
