@@ -426,7 +426,10 @@ def fit_file(
         an epoch is all it reads, unless it needs a norm or a variance (and PUMMA's
         ``margin_``, one pass more).
     callback : callable, optional
-        ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`.
+        ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`. Each epoch
+        reads the file again: the estimator's ``max_iter`` caps them (``max_iter=1``
+        for one pass) and its ``tol`` ends them early; ``n_iter_`` tells how many were
+        made (see :func:`marginkit.tasks.passes_made` for why they stopped).
     progress : callable, optional
         Called with the number of examples of each chunk the fit's passes read.
 
