@@ -56,16 +56,7 @@ ESTIMATORS = {
 }
 
 
-def read_data(
-    path,
-    fmt=None,
-    *,
-    n_features=None,
-    zero_based="auto",
-    labels=True,
-    label_column=-1,
-    skip_header=False,
-):
+def read_data(path, fmt=None, **options):
     """(X, y) from a data file: CSR for svmlight, a dense array for CSV.
 
     Parameters
@@ -73,18 +64,12 @@ def read_data(
     path : str or path-like
     fmt : {"svmlight", "csv"} or None
         None: from the file name (see :func:`marginkit.formats.data_format`).
-    n_features : int, optional
-        svmlight: the number of features (a model's ``n_features_in_``, so that a test
-        file that never uses the last features still fits it).
-    zero_based : bool or "auto", default="auto"
-        svmlight: whether the first feature's index is 0; "auto": one-based unless the
-        file uses index 0, as ``load_svmlight_file`` decides.
-    labels : bool, default=True
-        svmlight: False reads no labels (any placeholder in their place); ``y`` is None.
-    label_column : int or None, default=-1
-        CSV: the column of the label; None: the file has none (``y`` is None).
-    skip_header : bool, default=False
-        CSV: the first line names the columns.
+    **options
+        The options of :func:`marginkit.formats.read_file`: for svmlight
+        ``n_features`` (e.g. a model's ``n_features_in_``, so that a test file that
+        never uses the last features still fits it), ``zero_based`` and ``labels``
+        (False reads no labels: ``y`` is None); for CSV ``label_column`` (None: the
+        file has none, ``y`` is None) and ``skip_header``.
 
     Returns
     -------
@@ -100,15 +85,7 @@ def read_data(
         A file that cannot be read in that format (the line and the reason), or that
         holds no examples.
     """
-    data = _read_dataset(
-        path,
-        fmt,
-        n_features=n_features,
-        zero_based=zero_based,
-        labels=labels,
-        label_column=label_column,
-        skip_header=skip_header,
-    )
+    data = _read_dataset(path, fmt, **options)
     return data.X, data.y
 
 
@@ -235,8 +212,9 @@ def train(
     resumed = checkpoint is not None and Path(checkpoint).is_file()
     if chunk_size is None and classes is not None:
         raise ValueError("classes is an option of streaming: give chunk_size")
+    read = {"n_features": n_features, "zero_based": zero_based, **read}
     if chunk_size is None:
-        dataset = _read_dataset(data, fmt, n_features=n_features, zero_based=zero_based, **read)
+        dataset = _read_dataset(data, fmt, **read)
         X, y = dataset.X, dataset.y
         n_samples, width = X.shape
         read_as, based = dataset.fmt, dataset.zero_based
@@ -250,15 +228,7 @@ def train(
         from .streaming import FileStream, check_streamable
 
         check_streamable(est)
-        stream = FileStream(
-            data,
-            chunk_size,
-            fmt,
-            n_features=n_features,
-            classes=classes,
-            zero_based=zero_based,
-            **read,
-        )
+        stream = FileStream(data, chunk_size, fmt, classes=classes, **read)
         width = stream.n_features
         read_as, based = stream.fmt, stream.zero_based
         _check_width(data, width, len(stream.classes))
