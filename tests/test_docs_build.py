@@ -92,3 +92,6 @@ def test_mkdocs_build_strict(tmp_path):
     assert (
         "marginkit train" in (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
     )
+    # the docstrings' Sphinx roles render as code, not as ":func:" text
+    for page in (tmp_path / "site" / "reference").glob("*/index.html"):
+        assert not re.search(r":(func|class|meth|attr|data|mod):<code", page.read_text()), page
