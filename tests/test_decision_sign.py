@@ -110,3 +110,23 @@ def test_signs_kept_clamps_and_breaks_ties():
     np.testing.assert_array_equal(np.sign(out), np.sign(scores))
     # values as given, where the scaling made no change
     assert signs_kept(scores, scores) is scores
+
+
+@pytest.mark.parametrize("cls", [KernelPerceptronClassifier, KernelALMAClassifier])
+def test_agrees_on_arrays_of_another_namespace(cls):
+    """Under array API dispatch the values that leave float64 are adjusted on the host
+    and come back in the namespace of X."""
+    xps = pytest.importorskip("array_api_strict")
+    import sklearn
+
+    X, y = data(2)
+    c = 1e-250
+    with sklearn.config_context(array_api_dispatch=True):
+        Xc = xps.asarray(X * c)
+        clf = cls(kernel="linear", max_iter=2, tol=None).fit(Xc, xps.asarray(y))
+        scores = clf.decision_function(Xc)
+        pred = clf.predict(Xc)
+    assert not isinstance(scores, np.ndarray)  # the namespace of X
+    scores, pred = np.asarray(scores), np.asarray(pred)
+    assert np.all(scores != 0)
+    np.testing.assert_array_equal(clf.classes_[(scores > 0).astype(int)], pred)
