@@ -126,3 +126,13 @@ def test_passes_made_of_estimators():
     assert made["n_passes"] == sum(made["passes_per_problem"])
     assert describe_passes(made).startswith(f"{made['n_passes']} passes (")
     assert describe_passes({"n_passes": 1, "stopped": "x"}) == "1 pass; stopped: x"
+
+
+def test_a_model_that_did_not_record_its_passes():
+    class Old:
+        def get_params(self):
+            return {"max_iter": 5, "tol": None}
+
+    made = passes_made(Old())
+    assert made == {"n_passes": None, "stopped": "not recorded (a model of marginkit 0.1)"}
+    assert describe_passes(made) == "passes not recorded (a model of marginkit 0.1)"
