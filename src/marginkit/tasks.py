@@ -306,7 +306,8 @@ def passes_made(est, last_pass=None):
     out = {"n_passes": int(n_iter.sum())}
     if n_iter.size > 1:
         out["passes_per_problem"] = [int(n) for n in n_iter]
-    max_iter = est.get_params().get("max_iter")
+    # (the value given under a former name of max_iter, where one was)
+    max_iter = getattr(est, "_max_iter", est.get_params().get("max_iter"))
     tol = est.get_params().get("tol")
     converged = getattr(est, "converged_", None)
     if max_iter == 1:
