@@ -133,7 +133,7 @@ def test_running_out_of_memory_while_training_is_one_line(data, monkeypatch, cap
     folder, X, y = data
     dump_svmlight_file(X, y, str(folder / "train.svm"))
 
-    def fit(self, X, y):
+    def fit(self, X, y, **options):
         raise MemoryError
 
     monkeypatch.setattr(ALMAClassifier, "fit", fit)

@@ -1266,8 +1266,17 @@ class OnlineLinearClassifier(OnlineClassifier):
         ``x_hat = (x, -R) / ||(x, -R)||_p`` (no bias coordinate without
         ``fit_intercept``): the p-norm margin, in [-1, 1] since ``||w||_q <= 1``.
         For ``"voted"`` it is ``sum_k c_k sign(w_k . x)`` divided by the number of
-        trials, in [-1, 1]. At extreme feature scales ``w . x + b`` can leave float64
-        (0 or inf) where :meth:`predict` still tells the classes apart.
+        trials, in [-1, 1].
+
+        The values never contradict :meth:`predict`: for two classes a value is
+        positive exactly where :meth:`predict` gives ``classes_[1]``, and with more
+        classes a row's largest value is that of the class :meth:`predict` gives, at
+        any scale of the features. Where ``w . x + b`` leaves float64 (features near
+        1e-250 or 1e250), the value is the closest one of the right sign: the smallest
+        subnormal number (about 4.9e-324) for one that underflows, the largest finite
+        number (about 1.8e308) for one that overflows, and, where rounding made the
+        best class's value equal another's, that value moved by one unit in the last
+        place.
 
         Returns
         -------
@@ -1276,7 +1285,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         scores = self._scores(X)
         if self.output == "voted":
             return scores
-        return self._data_units(scores, self._weight_degree + 1)
+        return signs_kept(self._data_units(scores, self._weight_degree + 1), scores)
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise (of the
@@ -1285,6 +1294,45 @@ class OnlineLinearClassifier(OnlineClassifier):
         xp, device = namespace(X)
         scores = self._scores(X)
         return self._labels(scores if xp is None else move_to(scores, xp=xp, device=device))
+
+
+def signs_kept(values, scores):
+    """``values`` (``scores`` of the model's units brought to the data's by a power of
+    two) made to agree with ``scores`` as :meth:`~OnlineClassifier.predict` reads them.
+
+    Scaling by a power of two keeps every sign and order but where it leaves float64.
+    There, a value that underflowed to 0 becomes the smallest subnormal number of its
+    score's sign (never 0 where the score is not: a zero would say neither class), and
+    one that overflowed to infinity the largest finite number of its sign (finite, so
+    that differences and ratios of values stay numbers). In a row of several classes
+    where that rounding made another class's value equal the best one's, the best one
+    moves up by one unit in the last place when positive (the largest finite number
+    moves to infinity), the others down by one when it is not, so that each keeps its
+    sign and the row's argmax is the scores'. Works on arrays of any namespace (the
+    adjustments are made on the host).
+    """
+    if values is scores:
+        return values
+    xp, device = namespace(values)
+    out = np.array(to_numpy(values), copy=True)
+    ref = np.asarray(to_numpy(scores))
+    info = np.finfo(out.dtype)
+    lost = (out == 0) & (ref != 0)
+    out[lost] = np.copysign(info.smallest_subnormal, ref[lost])
+    far = np.isinf(out) & np.isfinite(ref)
+    out[far] = np.copysign(info.max, ref[far])
+    if out.ndim == 2 and out.shape[1] > 1:
+        best = ref.argmax(axis=1)
+        for i in np.flatnonzero(out.argmax(axis=1) != best):
+            v = out[i, best[i]]
+            if v > 0:
+                with np.errstate(over="ignore"):  # the largest finite number: to inf
+                    out[i, best[i]] = np.nextafter(v, np.inf)
+            else:
+                tied = out[i] == v
+                tied[best[i]] = False
+                out[i, tied] = np.nextafter(v, -np.inf)
+    return out if xp is None else move_to(out, xp=xp, device=device)
 
 
 def _settings(est):

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import RENAMED, TOL, OnlineClassifier, ended_early
+from ._base import RENAMED, TOL, OnlineClassifier, ended_early, signs_kept
 from ._core import linear as L
 from ._core.arrays import Host, backend_of, namespace, on_host
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -444,15 +444,23 @@ class KernelOnlineClassifier(OnlineClassifier):
         dtype of ``X``, as without dispatch: float32 input computes its products in
         float32, and the sums of the walk are float64 in any case.
 
+        The values never contradict :meth:`predict` (the sign for two classes, the
+        argmax for more), at any scale of the features: where the linear kernel's
+        value leaves float64, it is the closest one of the right sign, as for the
+        linear estimators (the smallest subnormal number for one that underflows, the
+        largest finite number for one that overflows).
+
         Returns
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self, "_kstate")
         self._same_namespace(X, "decision_function")
+        scores = self._scores(X)
         if self._normalises:
-            return self._scores(X)
-        return self._data_units(self._scores(X), self._weight_degree + 1)
+            return scores
+        # never contradicting predict where the data's units leave float64
+        return signs_kept(self._data_units(scores, self._weight_degree + 1), scores)
 
     def _scores(self, X):
         """The values of :meth:`decision_function` in the model's units (the same, but

@@ -197,7 +197,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
 
 
 class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
-    """Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
+    __doc__ = f"""Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification
     Algorithm", JMLR 2 (2001) 213-242: ALMA_2 of Figure 1 run on the instances
@@ -222,7 +222,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         (section 4; with it the MNIST correction counts of Table 3 come out).
     C : float > 0, default=sqrt(2)
         Scale of the learning rate ``eta_k = C / sqrt(k)``.
-    output : {"last", "avg", "voted"}, default="avg"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived, the one that
         created it included). Switch with ``set_params`` after fitting: all three come
@@ -239,7 +239,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         presents the data in the order given (shuffle the data once beforehand for the
         paper's protocol); later epochs then reuse the most of the cache.
     random_state : int, RandomState instance or None, default=None
-    kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
+    kernel : {{"linear", "poly", "rbf", "poly_rbf"}} or callable, default="rbf"
         ``poly``: ``(gamma x . y + coef0)^degree`` (the paper's MNIST kernel
         ``(1 + x . y / 255)^d`` is ``gamma=1/255, coef0=1``); ``rbf``:
         ``exp(-gamma ||x - y||^2)`` (USPS, Table 1: ``gamma = 1 / (2 sigma^2)``);

@@ -11,9 +11,10 @@ Usage::
     marginkit reproduce pumma-real [--max-epochs N] [--datasets ionosphere,adult-1k]
         [--data-dir DIR] [--quick] [...]
     marginkit reproduce ... [--workers N | --scheduler ADDRESS] [--plot PATH]
-    marginkit train DATA --estimator NAME [--param NAME=VALUE ...] --model MODEL.skops
+    marginkit train DATA --estimator NAME [--param NAME=VALUE ...] [--max-iter N]
+        --model MODEL.skops
         [--checkpoint PATH [--checkpoint-every N] | --chunk-size N [--classes A,B,...]]
-        [--n-features N] [--first-index 0|1]
+        [--n-features N] [--first-index 0|1] [--json]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
     marginkit --version
@@ -32,6 +33,7 @@ print one line on standard error and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import math
 import sys
@@ -328,7 +330,19 @@ def _add_model_commands(commands):
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="an estimator parameter, e.g. --param p=6 --param alpha=0.5 (repeatable)",
+        help="an estimator parameter, e.g. --param p=6 --param alpha=0.5 (repeatable); "
+        "max_iter caps the passes over the data and tol ends them early (see --max-iter)",
+    )
+    train.add_argument(
+        "--max-iter",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="at most N passes over the data (--param max_iter=N); fewer when tol ends "
+        "them or a pass makes no update (the estimators' default: 1000, with tol=1e-3 "
+        "ending them early). Streamed, each pass reads the file again; "
+        "--max-iter 1 reads it once. The summary says how many passes were made and why "
+        "they stopped",
     )
     train.add_argument("--model", required=True, metavar="PATH", help="where to save it")
     train.add_argument(
@@ -356,7 +370,10 @@ def _add_model_commands(commands):
         default=None,
         metavar="N",
         help="stream the file N examples at a time, never holding it whole; the model is "
-        "that of training in memory with shuffle=False (default: read it whole)",
+        "that of training in memory with shuffle=False (default: read it whole). Each "
+        "pass over the data reads the file again (up to max_iter passes; --max-iter 1 "
+        "for one), after a first pass that finds the width and labels unless "
+        "--classes and --n-features tell them",
     )
     train.add_argument(
         "--classes",
@@ -377,6 +394,12 @@ def _add_model_commands(commands):
         "the model keeps it for every file it reads",
     )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
+    train.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as JSON on standard output (examples, features, "
+        "corrections, n_passes and why they stopped, seconds, warnings)",
+    )
     _add_data_options(train)
 
     pred = commands.add_parser(
@@ -436,10 +459,17 @@ def _read_options(args, default_label_column="model"):
 def _train(args) -> int:
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from .tasks import parse_param, train
+    from .tasks import describe_passes, parse_param, train
 
     try:
         params = dict(parse_param(p) for p in args.param)
+        if args.max_iter is not None:
+            if params.get("max_iter", args.max_iter) != args.max_iter:
+                raise ValueError(
+                    f"--max-iter {args.max_iter} and --param max_iter={params['max_iter']} "
+                    "disagree: give one"
+                )
+            params["max_iter"] = args.max_iter
         if not args.quiet and sys.stderr.isatty():
             params.setdefault("verbose", 1)  # a progress bar, on a terminal only
         summary = train(
@@ -460,6 +490,9 @@ def _train(args) -> int:
     except OSError as exc:
         _say(f"error: {exc}")
         return 1
+    if args.json:
+        print(json.dumps(_strict_json(summary), indent=2, allow_nan=False))
+        return 0
     if not args.quiet:
         if summary["resumed_from"]:
             _say(f"resumed from the checkpoint {summary['resumed_from']}")
@@ -468,7 +501,8 @@ def _train(args) -> int:
         _say(
             f"trained {summary['estimator']} on {summary['n_samples']} examples x "
             f"{summary['n_features']} features in {summary['train_seconds']:.2f} s "
-            f"({summary['n_corrections']} corrections); saved {summary['model']}"
+            f"({summary['n_corrections']} corrections; {describe_passes(summary)}); saved "
+            f"{summary['model']}"
         )
     return 0
 
@@ -504,9 +538,7 @@ def _strict_json(value):
 
 
 def _evaluate(args) -> int:
-    import json
-
-    from .tasks import evaluate
+    from .tasks import describe_passes, evaluate
 
     try:
         result = evaluate(args.model, args.data, plot=args.plot, **_read_options(args))
@@ -521,6 +553,7 @@ def _evaluate(args) -> int:
         ("test error", f"{100 * result['error']:.2f}%"),
         ("predict time", f"{result['predict_seconds']:.3f} s"),
         ("training corrections", str(result["n_corrections"])),
+        ("training passes", describe_passes(result)),
     ]
     if result["unknown_labels"]:
         rows.append(("labels unknown to the model", str(result["unknown_labels"])))

@@ -393,20 +393,7 @@ class FileStream:
         return top
 
 
-def fit_file(
-    estimator,
-    path,
-    chunk_size=10000,
-    fmt=None,
-    *,
-    n_features=None,
-    classes=None,
-    zero_based="auto",
-    label_column=-1,
-    skip_header=False,
-    callback=None,
-    progress=None,
-):
+def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **options):
     """Fit ``estimator`` on a data file read in chunks; the estimator, fitted.
 
     The model is that of ``estimator.fit(X, y)`` with ``shuffle=False`` on the whole
@@ -420,15 +407,20 @@ def fit_file(
         coordinate per example across the epochs).
     path : str or path-like
     chunk_size : int >= 1, default=10000
-    fmt, n_features, classes, zero_based, label_column, skip_header
-        As in :class:`FileStream`. With ``classes`` (and, for svmlight, ``n_features``
-        and ``zero_based``) given, the fit makes no first pass over the file: one pass
-        an epoch is all it reads, unless it needs a norm or a variance (and PUMMA's
-        ``margin_``, one pass more).
+    fmt : {"svmlight", "csv"} or None
+        As in :class:`FileStream`.
     callback : callable, optional
-        ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`.
-    progress : callable, optional
-        Called with the number of examples of each chunk the fit's passes read.
+        ``callback(estimator, epoch)`` after each epoch, as in :meth:`fit`. Each epoch
+        reads the file again: the estimator's ``max_iter`` caps them (``max_iter=1``
+        for one pass) and its ``tol`` ends them early; ``n_iter_`` tells how many were
+        made (see :func:`marginkit.tasks.passes_made` for why they stopped).
+    **options
+        The options of :class:`FileStream`: ``n_features``, ``classes``,
+        ``zero_based``, ``label_column``, ``skip_header`` and ``progress`` (called with
+        the number of examples of each chunk the fit's passes read). With ``classes``
+        (and, for svmlight, ``n_features`` and ``zero_based``) given, the fit makes no
+        first pass over the file: one pass an epoch is all it reads, unless it needs a
+        norm or a variance (and PUMMA's ``margin_``, one pass more).
 
     Returns
     -------
@@ -441,17 +433,7 @@ def fit_file(
         errors of :class:`FileStream`.
     """
     check_streamable(estimator)  # before the scan: a mistake costs no pass over the file
-    stream = FileStream(
-        path,
-        chunk_size,
-        fmt,
-        n_features=n_features,
-        classes=classes,
-        zero_based=zero_based,
-        label_column=label_column,
-        skip_header=skip_header,
-        progress=progress,
-    )
+    stream = FileStream(path, chunk_size, fmt, **options)
     return fit_stream(estimator, stream, callback)
 
 

@@ -56,16 +56,7 @@ ESTIMATORS = {
 }
 
 
-def read_data(
-    path,
-    fmt=None,
-    *,
-    n_features=None,
-    zero_based="auto",
-    labels=True,
-    label_column=-1,
-    skip_header=False,
-):
+def read_data(path, fmt=None, **options):
     """(X, y) from a data file: CSR for svmlight, a dense array for CSV.
 
     Parameters
@@ -73,18 +64,12 @@ def read_data(
     path : str or path-like
     fmt : {"svmlight", "csv"} or None
         None: from the file name (see :func:`marginkit.formats.data_format`).
-    n_features : int, optional
-        svmlight: the number of features (a model's ``n_features_in_``, so that a test
-        file that never uses the last features still fits it).
-    zero_based : bool or "auto", default="auto"
-        svmlight: whether the first feature's index is 0; "auto": one-based unless the
-        file uses index 0, as ``load_svmlight_file`` decides.
-    labels : bool, default=True
-        svmlight: False reads no labels (any placeholder in their place); ``y`` is None.
-    label_column : int or None, default=-1
-        CSV: the column of the label; None: the file has none (``y`` is None).
-    skip_header : bool, default=False
-        CSV: the first line names the columns.
+    **options
+        The options of :func:`marginkit.formats.read_file`: for svmlight
+        ``n_features`` (e.g. a model's ``n_features_in_``, so that a test file that
+        never uses the last features still fits it), ``zero_based`` and ``labels``
+        (False reads no labels: ``y`` is None); for CSV ``label_column`` (None: the
+        file has none, ``y`` is None) and ``skip_header``.
 
     Returns
     -------
@@ -100,15 +85,7 @@ def read_data(
         A file that cannot be read in that format (the line and the reason), or that
         holds no examples.
     """
-    data = _read_dataset(
-        path,
-        fmt,
-        n_features=n_features,
-        zero_based=zero_based,
-        labels=labels,
-        label_column=label_column,
-        skip_header=skip_header,
-    )
+    data = _read_dataset(path, fmt, **options)
     return data.X, data.y
 
 
@@ -235,8 +212,9 @@ def train(
     resumed = checkpoint is not None and Path(checkpoint).is_file()
     if chunk_size is None and classes is not None:
         raise ValueError("classes is an option of streaming: give chunk_size")
+    read = {"n_features": n_features, "zero_based": zero_based, **read}
     if chunk_size is None:
-        dataset = _read_dataset(data, fmt, n_features=n_features, zero_based=zero_based, **read)
+        dataset = _read_dataset(data, fmt, **read)
         X, y = dataset.X, dataset.y
         n_samples, width = X.shape
         read_as, based = dataset.fmt, dataset.zero_based
@@ -250,15 +228,7 @@ def train(
         from .streaming import FileStream, check_streamable
 
         check_streamable(est)
-        stream = FileStream(
-            data,
-            chunk_size,
-            fmt,
-            n_features=n_features,
-            classes=classes,
-            zero_based=zero_based,
-            **read,
-        )
+        stream = FileStream(data, chunk_size, fmt, classes=classes, **read)
         width = stream.n_features
         read_as, based = stream.fmt, stream.zero_based
         _check_width(data, width, len(stream.classes))
@@ -266,13 +236,20 @@ def train(
     fit_options = {}
     if checkpoint is not None or checkpoint_every is not None:
         fit_options = {"checkpoint": checkpoint, "checkpoint_every": checkpoint_every}
+    # the corrections after each pass (a fresh fit starts from none): whether the last
+    # pass made any, for why the passes stopped
+    counts = [] if resumed else [0]
+
+    def count_pass(fitted, epoch):
+        counts.append(int(fitted.n_corrections_))
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if chunk_size is None:
-                est.fit(X, y, **fit_options)
+                est.fit(X, y, callback=count_pass, **fit_options)
             else:
-                _fit_streaming(est, stream)
+                _fit_streaming(est, stream, count_pass)
         except MemoryError:
             raise ValueError(
                 f"{data}: out of memory training {estimator} on {width} features"
@@ -289,6 +266,7 @@ def train(
     else:
         est.input_format_["label_column"] = int(read.get("label_column", -1))
     save(est, model)
+    last = counts[-1] - counts[-2] if len(counts) >= 2 else None
     return {
         "model": str(model),
         "estimator": estimator,
@@ -296,10 +274,71 @@ def train(
         "n_features": int(width),
         "classes": [c.item() if hasattr(c, "item") else c for c in est.classes_],
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
+        **passes_made(est, last),
         "train_seconds": seconds,
         "resumed_from": str(checkpoint) if resumed else None,
         "warnings": [str(w.message) for w in caught],
     }
+
+
+def passes_made(est, last_pass=None):
+    """How many passes over its training data a fitted estimator made, and why they
+    stopped; a dict of ``n_passes`` (an int) and ``stopped`` (a sentence).
+
+    The reasons are those of :meth:`fit`: ``"one pass asked (max_iter=1)"``,
+    ``"a pass without update"`` (the hypothesis can no longer change),
+    ``"corrections stopped falling (tol=...)"`` (a pass made no fewer corrections than
+    the best earlier one by more than ``tol * n_samples``) and ``"max_iter reached"``.
+    ``last_pass``: the corrections of the last pass where they were counted (see
+    :func:`train`); without them, a model that ``tol`` stopped before ``max_iter``
+    says ``"tol ended them (tol=...): the corrections stopped falling, or a pass made
+    none"`` (the model does not record which), unless it records that it converged
+    (PUMMA and the margin Perceptron: ``converged_``). A stream reads its file once
+    per pass.
+
+    The margin Perceptron makes the epochs of each one-vs-rest problem one after the
+    other; ``n_passes`` is their sum, and ``passes_per_problem`` lists them.
+    """
+    try:
+        n_iter = np.atleast_1d(np.asarray(est.n_iter_, dtype=np.int64))
+    except AttributeError:  # a model saved before n_iter_
+        return {"n_passes": None, "stopped": "not recorded (a model of marginkit 0.1)"}
+    out = {"n_passes": int(n_iter.sum())}
+    if n_iter.size > 1:
+        out["passes_per_problem"] = [int(n) for n in n_iter]
+    # (the value given under a former name of max_iter, where one was)
+    max_iter = getattr(est, "_max_iter", est.get_params().get("max_iter"))
+    tol = est.get_params().get("tol")
+    converged = getattr(est, "converged_", None)
+    if max_iter == 1:
+        reason = "one pass asked (max_iter=1)"
+    elif converged:
+        reason = "a pass without update"
+    elif int(n_iter.max()) >= (max_iter or 0):
+        reason = "max_iter reached"
+    elif last_pass == 0:
+        reason = "a pass without update"
+    elif tol is None:  # only a pass without update ends them early then
+        reason = "a pass without update"
+    elif converged is not None or last_pass is not None:
+        reason = f"corrections stopped falling (tol={tol:g})"
+    else:
+        reason = (
+            f"tol ended them (tol={tol:g}): the corrections stopped falling, or a pass made none"
+        )
+    out["stopped"] = reason
+    return out
+
+
+def describe_passes(summary):
+    """``"3 passes; stopped: max_iter reached"``, of a dict of :func:`passes_made`."""
+    n = summary["n_passes"]
+    if n is None:
+        return f"passes {summary['stopped']}"
+    text = f"{n} pass{'' if n == 1 else 'es'}"
+    if "passes_per_problem" in summary:
+        text += f" ({', '.join(map(str, summary['passes_per_problem']))} by problem)"
+    return f"{text}; stopped: {summary['stopped']}"
 
 
 def _physical_memory():
@@ -323,7 +362,7 @@ def _check_width(path, width, n_classes):
         )
 
 
-def _fit_streaming(est, stream):
+def _fit_streaming(est, stream, callback=None):
     """fit_stream, with one progress bar over the examples read (not one per chunk)."""
     from tqdm.auto import tqdm
 
@@ -334,7 +373,7 @@ def _fit_streaming(est, stream):
         stream.progress = bar.update
         est.set_params(verbose=0)
         try:
-            fit_stream(est, stream)
+            fit_stream(est, stream, callback)
         finally:
             est.set_params(verbose=verbose)
             stream.progress = None
@@ -436,6 +475,7 @@ def evaluate(model, data, *, fmt=None, plot=None, label_column="model", skip_hea
         "unknown_labels": int((~known).sum()),
         "predict_seconds": seconds,
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
+        **passes_made(est),
         "smallest_margin": None,
         "median_margin": None,
         "geometric_margin": None,
