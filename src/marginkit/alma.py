@@ -1,23 +1,24 @@
 """ALMA_p and kernel ALMA_2: approximate maximal margin classification (Gentile 2001)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import (
-    KEEP_CORRECTIONS_DOC,
-    P_MAX,
-    PASSES_DOC,
-    RENAMED,
-    TOL,
-    OnlineLinearClassifier,
-)
+from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
+from ._docstrings import KEEP_CORRECTIONS_DOC, PASSES_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 SQRT2 = float(np.sqrt(2.0))
+
+#: ALMA's own parameters, of both forms
+ALMA_CONSTRAINTS = {
+    "alpha": [Interval(Real, 0, 1, closed="right")],
+    "B": [Interval(Real, 0, None, closed="neither"), None],
+    "C": [Interval(Real, 0, None, closed="neither")],
+}
 
 
 class _MarginScale:
@@ -30,6 +31,10 @@ class _MarginScale:
     def _check_fitted(self):
         super()._check_fitted()
         check.real(self.B_, "B_", positive=True)
+
+    def _initialise(self, data):
+        super()._initialise(data)
+        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
 
 class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
@@ -135,19 +140,9 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, 1, closed="right")],
+        **ALMA_CONSTRAINTS,
         "p": [Interval(Real, 2, P_MAX, closed="both"), StrOptions({"log"})],
-        "B": [Interval(Real, 0, None, closed="neither"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "output": [StrOptions({"last", "avg", "voted"})],
-        "keep_corrections": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": TOL,
-        "n_epochs": RENAMED,
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "verbose": ["verbose"],
+        **LINEAR_CONSTRAINTS,
     }
 
     def __init__(
@@ -181,10 +176,6 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
-    def _initialise(self, data):
-        super()._initialise(data)
-        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
-
     _normalises = True
 
     def _resolve_p(self, d):
@@ -197,7 +188,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
 
 
 class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
-    """Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
+    __doc__ = f"""Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification
     Algorithm", JMLR 2 (2001) 213-242: ALMA_2 of Figure 1 run on the instances
@@ -222,7 +213,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         (section 4; with it the MNIST correction counts of Table 3 come out).
     C : float > 0, default=sqrt(2)
         Scale of the learning rate ``eta_k = C / sqrt(k)``.
-    output : {"last", "avg", "voted"}, default="avg"
+    output : {{"last", "avg", "voted"}}, default="avg"
         The final hypothesis, the average ``sum_k c_k w_k`` or the vote
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived, the one that
         created it included). Switch with ``set_params`` after fitting: all three come
@@ -239,7 +230,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         presents the data in the order given (shuffle the data once beforehand for the
         paper's protocol); later epochs then reuse the most of the cache.
     random_state : int, RandomState instance or None, default=None
-    kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
+    kernel : {{"linear", "poly", "rbf", "poly_rbf"}} or callable, default="rbf"
         ``poly``: ``(gamma x . y + coef0)^degree`` (the paper's MNIST kernel
         ``(1 + x . y / 255)^d`` is ``gamma=1/255, coef0=1``); ``rbf``:
         ``exp(-gamma ||x - y||^2)`` (USPS, Table 1: ``gamma = 1 / (2 sigma^2)``);
@@ -296,12 +287,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     True
     """
 
-    _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, 1, closed="right")],
-        "B": [Interval(Real, 0, None, closed="neither"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        **KERNEL_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = {**ALMA_CONSTRAINTS, **KERNEL_CONSTRAINTS}
 
     def __init__(
         self,
@@ -341,10 +327,6 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.n_epochs = n_epochs
 
     _normalising_rule = True
-
-    def _initialise(self, data):
-        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
-        super()._initialise(data)
 
     def _rule_args(self):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))
