@@ -18,7 +18,7 @@ from . import _checks as check
 RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
 
 
-#: ``tol``: when fit's passes end (see ``OnlineClassifier._pass_ends``)
+#: ``tol``: when fit's passes end (see ``Passes._pass_ends``)
 TOL = [Interval(Real, 0, None, closed="left"), None]
 #: the keys of a fit's progress that ``tol`` decides on (``Passes._fresh_passes``)
 PASS_KEYS = ("at_start", "fewest", "improving", "ended")
@@ -44,8 +44,12 @@ class Passes:
     """How many passes a fit makes, and when they end (a mixin of
     :class:`marginkit._base.OnlineClassifier`)."""
 
-    #: the former names of ``max_iter``: taken until marginkit 0.3, with a FutureWarning
-    _renamed = ("n_epochs",)
+    @property
+    def _renamed(self):
+        """The former names of ``max_iter`` (the parameters whose constraint is
+        :data:`RENAMED`): taken until marginkit 0.3, with a FutureWarning."""
+        constraints = self._parameter_constraints
+        return tuple(name for name, allowed in constraints.items() if allowed is RENAMED)
 
     def _former_name(self):
         """``(name, value)`` of passes given under a former name of ``max_iter``, or None."""

@@ -131,7 +131,6 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
-    _renamed = ()  # max_iter from the start
     _counts_passes = False  # n_iter_: the epochs of each problem's schedule
 
     _parameter_constraints: dict = {

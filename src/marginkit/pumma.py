@@ -129,7 +129,7 @@ def _end_of_fit(est, r):
 
 
 class _Streaming:
-    """PUMMA's epochs until quiet, on a stream (see ``OnlineClassifier._fit_stream``)."""
+    """PUMMA's epochs until quiet, on a stream (see :mod:`marginkit._stream_fit`)."""
 
     def _check_streamable(self):
         super()._check_streamable()
@@ -140,7 +140,6 @@ class _Streaming:
                 "(the hard margin) to learn a stream"
             )
 
-    _renamed = ("max_epochs",)
     _counts_passes = False
 
     @property
