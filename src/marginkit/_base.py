@@ -126,23 +126,7 @@ class OnlineClassifier(
         self
         """
         self._warn_renamed()
-        if checkpoint is None and checkpoint_every is not None:
-            raise ValueError("checkpoint_every needs a checkpoint path")
-        if checkpoint is not None and isinstance(
-            getattr(self, "random_state", None), np.random.RandomState
-        ):
-            raise ValueError(
-                "a fit with checkpoints needs random_state to be an int or None: a "
-                "generator object cannot be told from another when the fit resumes, so "
-                "its orders could not be those of an uninterrupted run"
-            )
-        if checkpoint is not None and callable(getattr(self, "kernel", None)):
-            # said before training, not at the first checkpoint
-            raise TypeError(
-                "a fit with a callable kernel cannot write checkpoints (a function is code, "
-                "not data, and marginkit.save does not store it); use one of the named "
-                "kernels, or fit without checkpoint"
-            )
+        self._check_checkpoint_args(checkpoint, checkpoint_every)
         # a fit that fails (data found bad late, weights that overflow, an interrupt)
         # leaves the estimator as it was: a fit makes new state, never changes the old
         with unchanged_on_error(self):

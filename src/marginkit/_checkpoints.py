@@ -167,6 +167,27 @@ class Resumable:
     checkpoint and checked when read back (a mixin of
     :class:`marginkit._base.OnlineClassifier`)."""
 
+    def _check_checkpoint_args(self, checkpoint, every):
+        """A ValueError (TypeError) before training when fit cannot write or resume
+        ``checkpoint`` as asked."""
+        if checkpoint is None and every is not None:
+            raise ValueError("checkpoint_every needs a checkpoint path")
+        if checkpoint is not None and isinstance(
+            getattr(self, "random_state", None), np.random.RandomState
+        ):
+            raise ValueError(
+                "a fit with checkpoints needs random_state to be an int or None: a "
+                "generator object cannot be told from another when the fit resumes, so "
+                "its orders could not be those of an uninterrupted run"
+            )
+        if checkpoint is not None and callable(getattr(self, "kernel", None)):
+            # said before training, not at the first checkpoint
+            raise TypeError(
+                "a fit with a callable kernel cannot write checkpoints (a function is code, "
+                "not data, and marginkit.save does not store it); use one of the named "
+                "kernels, or fit without checkpoint"
+            )
+
     def _fit_with_checkpoints(self, X, y, callback, checkpoint, every):
         if every is not None and (not isinstance(every, Integral) or every < 1):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")

@@ -1,7 +1,7 @@
 """The docstring fragments that several estimators share (their parameters' text).
 
 An estimator's numpydoc docstring is an f-string that places them where they belong
-(``{PASSES_DOC}``); ``tests/test_docs.py`` checks that none is left unfilled.
+(``{PASSES_DOC}``); ``tests/test_structure.py`` checks that none is left unfilled.
 """
 
 PASSES_DOC = """tol : float >= 0 or None, default=1e-3
