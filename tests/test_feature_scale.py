@@ -24,7 +24,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
-from marginkit._base import UNIT_RANGE, unit_scaled
+from marginkit._scaling import UNIT_RANGE, unit_scaled
 
 #: 1e-300 to 1e300 in steps of 1e50, and powers of two at the ends of the range
 SCALES = [10.0**k for k in range(-300, 301, 50)] + [2.0**-1000, 2.0**1000, 3e-250, 7e250]

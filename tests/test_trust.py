@@ -185,7 +185,7 @@ def test_checkpoint_orders_out_of_range_are_refused(files, tmp_path, what):
 
 def test_checkpoint_of_other_data_with_a_forged_fingerprint_is_refused(tmp_path):
     """A 5-feature state planted for 8-feature data, with the victim's fingerprint."""
-    from marginkit._base import _fingerprint
+    from marginkit._checkpoints import fingerprint as _fingerprint
 
     X5, y5 = make_blobs_pm(n=30, d=5, n_classes=2, seed=1)
     X8, y8 = make_blobs_pm(n=200, d=8, n_classes=2, seed=2)
@@ -223,7 +223,7 @@ def test_checkpoint_of_other_data_with_a_forged_fingerprint_is_refused(tmp_path)
 
 
 def test_checkpoint_of_other_classes_or_kind_of_data_is_refused(files, tmp_path):
-    from marginkit._base import _fingerprint
+    from marginkit._checkpoints import fingerprint as _fingerprint
 
     X, y = data()
     est = CHECKPOINTS["kromma"]()
@@ -246,7 +246,7 @@ def test_checkpoint_of_other_classes_or_kind_of_data_is_refused(files, tmp_path)
 def test_checkpoint_of_fewer_rows_with_a_forged_fingerprint_is_refused(tmp_path, name):
     """The progress of a fit on 30 rows (orders, slacks, caches, the rows of x+ and x-)
     does not resume on 40, whatever fingerprint the file holds."""
-    from marginkit._base import _fingerprint
+    from marginkit._checkpoints import fingerprint as _fingerprint
 
     X, y = data(n=40)
     path = checkpoint(CHECKPOINTS[name], X[:30], y[:30], tmp_path / "c.skops")

@@ -1,23 +1,20 @@
-"""The scikit-learn front end shared by the linear online classifiers.
+"""The scikit-learn front end shared by every online classifier: the estimator API.
 
 An estimator here only validates, maps labels to one-vs-rest +1/-1 problems, and
 calls a compiled pass (see :mod:`marginkit._core.linear`) once per binary problem and
-epoch; it never loops over samples in Python.
+epoch; it never loops over samples in Python. The jobs around the API live in modules
+named for them: when the passes end (:mod:`._passes`), checkpoints and the orders of
+the epochs (:mod:`._checkpoints`), the checks of a loaded model (:mod:`._loaded`), the
+fit from a stream (:mod:`._stream_fit`), the units the passes learn in
+(:mod:`._scaling`), the rows they take (:mod:`._batch`).
 """
 
-import hashlib
-import hmac
-import time
-import warnings
-from contextlib import contextmanager
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Hidden, Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
@@ -27,214 +24,62 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from . import _checks as check
+from ._batch import _Batch
+from ._checkpoints import EpochOrders, Resumable
 from ._core import linear as L
 from ._core.arrays import answers_in_namespace, move_to, namespace, on_host, to_numpy
 from ._core.state import PNormState
+from ._guards import check_known, check_two_classes, unchanged_on_error
+from ._loaded import Loaded
+from ._passes import RENAMED, TOL, Passes, ended_early
+from ._registry import trusted_type
+from ._scaling import Scaled, unit_scaled
+from ._stream_fit import Streamed
 from ._utils import (
     DataSummary,
     augmented_norms_p,
-    csr_arrays,
-    exponent_of,
     inverse_or_zero,
-    power_of_two_scaled,
     row_norms_p,
     times_power_of_two,
 )
-from .persistence import UntrustedFileError, trusted_type
 
-#: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
-RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
-
-
-#: ``tol``: when fit's passes end (see ``OnlineClassifier._pass_ends``)
-TOL = [Interval(Real, 0, None, closed="left"), None]
 #: The largest p of the p-norm algorithms (ALMA_p, PUMMA_p): up to it ALMA equals the
 #: slow reference to 1e-11; from about p = 200 the p-th powers of a weight vector's
 #: coordinates leave float64's range (its hypothesis drifts, and at p = 1000 stayed 0).
 #: 2 ln d, the "log" choice, stays below it for any d under 10^32.
 P_MAX = 150.0
 
-PASSES_DOC = """tol : float >= 0 or None, default=1e-3
-        When :meth:`fit` stops before ``max_iter`` passes: after a pass in which no
-        one-vs-rest problem made fewer corrections than in its best earlier pass by more
-        than ``tol * n_samples`` (the data no longer change how well the model fits them,
-        scikit-learn's rule for its ``Perceptron``), or made no correction at all (the
-        hypothesis can no longer change). When ``max_iter`` passes end while the
-        corrections still fell, a :class:`~sklearn.exceptions.ConvergenceWarning` says
-        so. None makes every one of the ``max_iter`` passes, without the warning, as
-        the papers' runs do.
-    n_epochs : int >= 1
-        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
-        until marginkit 0.3."""
+#: The parameters of every online classifier; each estimator starts from these (or
+#: :data:`LINEAR_CONSTRAINTS`, or the kernel estimators' ``KERNEL_CONSTRAINTS``) and
+#: adds, narrows or pops its own, as scikit-learn's ``Perceptron`` does.
+ONLINE_CONSTRAINTS = {
+    "output": [StrOptions({"last", "avg", "voted"})],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": TOL,
+    "n_epochs": RENAMED,
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
 
-KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
-        Keep every correction (the non-zeros of the corrected instances and their
-        coefficients), which the voted output replays, so that ``output`` can be set to
-        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
-        one contains the corrected rows; without it, memory and saved models are
-        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
-        them too."""
-
-_EMPTY_F = np.zeros(0)
-_EMPTY_I = np.zeros(1, dtype=np.int32)
-_EMPTY_U = np.zeros(0, dtype=np.uint32)
-_EMPTY_X = np.zeros((1, 1))
+#: The parameters of the linear online classifiers (the Perceptron's).
+LINEAR_CONSTRAINTS = {
+    **ONLINE_CONSTRAINTS,
+    "keep_corrections": ["boolean"],
+    "fit_intercept": ["boolean"],
+}
 
 
-#: Instances whose largest entry lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE] are scaled
-#: by a power of two into [0.5, 1) before an algorithm that normalises them sees them
-#: (:func:`unit_scaled`)
-UNIT_RANGE = 64
+def not_for_voted(est, name):
+    """An AttributeError for the attribute ``name`` of a single hypothesis (weights,
+    a bias, dual coefficients) asked of ``est`` under ``output="voted"``."""
+    if est.output == "voted":
+        raise AttributeError(f"{name} is not defined for output='voted' (a vote of hypotheses)")
 
 
-def unit_scaled(X, aug):
-    """``(X 2^-e, aug 2^-e)``: the instances ``(x, aug)`` scaled by the power of two that
-    brings their largest entry into [0.5, 1) when it lies outside [2^-UNIT_RANGE,
-    2^UNIT_RANGE] (:func:`marginkit._utils.power_of_two_scaled`); else as given.
-
-    An algorithm that normalises its instances (ALMA) sees the same ``x / ||x||`` either
-    way, but its products ``w . x`` neither overflow (features near 1e300) nor fall
-    into subnormal numbers (near 1e-300).
-    """
-    X, e = power_of_two_scaled(X, aug, unless_within=UNIT_RANGE)
-    return X, float(np.ldexp(aug, -e))
-
-
-def still_improving(made, fewest, tol, n):
-    """``tol``'s rule: whether the corrections a pass over ``n`` rows ``made`` (of each
-    problem) fell below the ``fewest`` of any earlier pass by more than ``tol * n`` in
-    some problem (any fall when ``tol`` is None), and were not none."""
-    margin = 0.0 if tol is None else tol * n
-    return bool(np.any(made < fewest - margin)) and bool(np.any(made))
-
-
-class _Batch:
-    """One validated batch, in the form the compiled loops take; with ``unit``, the
-    instances of an algorithm that normalises them, scaled by :func:`unit_scaled`."""
-
-    def __init__(self, X, p, aug, unit=False):
-        if unit:
-            X, aug = unit_scaled(X, aug)
-        self.n_samples, self.n_features = X.shape
-        self.is_sparse = sp.issparse(X)
-        if self.is_sparse:
-            self.indptr, indices, self.data = csr_arrays(X)
-            # unsigned: the compiled loops then skip numba's negative-index wraparound
-            self.indices = indices.view(np.uint32 if indices.dtype == np.int32 else np.uint64)
-            self.X = _EMPTY_X
-            self.row_nnz = np.diff(self.indptr)
-        else:
-            self.X = np.ascontiguousarray(X, dtype=np.float64)
-            self.indptr, self.indices, self.data = _EMPTY_I, _EMPTY_U, _EMPTY_F
-            self.row_nnz = None
-        self.aug = float(aug)
-        # 1 / ||(x, aug)||_p, computed by the compiled pass on first sight of a row
-        self.xscale = np.full(self.n_samples, -1.0)
-
-    def max_row_nnz(self, rows):
-        extra = 1 if self.aug != 0.0 else 0
-        if self.row_nnz is None:
-            return self.n_features + extra
-        return int(self.row_nnz[rows].max()) + extra
-
-
-class _Throttled:
-    """``write()`` when the time since the last write is at least ``1 / share`` times
-    what that write took: writing then takes at most about ``share`` of the time."""
-
-    def __init__(self, write, share=0.05):
-        self.write, self.share = write, share
-        self.cost, self.done, self.pending = 0.0, time.perf_counter(), False
-
-    def __call__(self):
-        if (time.perf_counter() - self.done) * self.share >= self.cost:
-            start = time.perf_counter()
-            self.write()
-            self.done = time.perf_counter()
-            self.cost, self.pending = self.done - start, False
-        else:
-            self.pending = True
-
-    def flush(self):
-        if self.pending:
-            self.write()
-            self.pending = False
-
-
-@trusted_type
-class EpochOrders:
-    """The order of the rows in every epoch of a fit, made when asked for.
-
-    ``orders[e]`` is ``random_state``'s e-th permutation of ``range(n)`` (the rows in
-    turn without ``shuffle``), the orders :meth:`OnlineClassifier.fit` presents: a
-    checkpoint stores the generator's state at the start of the fit, a few kilobytes,
-    instead of ``n_epochs x n`` indices. Epochs are asked for in increasing order.
-    ``random_state`` is advanced past all the permutations at once, as a fit that made
-    them at the start would leave it. An int seeds a generator of the fit's own; None
-    draws that seed from numpy's global generator, so that each fit shuffles anew.
-    """
-
-    def __init__(self, n, n_epochs, shuffle, random_state):
-        self.n, self.n_epochs, self.shuffle = int(n), int(n_epochs), bool(shuffle)
-        self.start = None
-        if self.shuffle:
-            if random_state is None:
-                random_state = int(check_random_state(None).randint(np.iinfo(np.int32).max))
-            rng = check_random_state(random_state)
-            self.start = rng.get_state()[1:]  # the Mersenne Twister's keys and position
-            if isinstance(random_state, np.random.RandomState):
-                for _ in range(self.n_epochs):
-                    rng.permutation(self.n)
-        self._rng, self._made, self._last = None, 0, None
-
-    def __len__(self):
-        return self.n_epochs
-
-    def __getitem__(self, epoch):
-        if not self.shuffle:
-            return np.arange(self.n)
-        if self._rng is None or epoch < self._made - 1:
-            self._rng = np.random.RandomState()
-            self._rng.set_state(("MT19937", *self.start))
-            self._made = 0
-        while self._made <= epoch:
-            self._last = self._rng.permutation(self.n)
-            self._made += 1
-        return self._last
-
-    def __getstate__(self):
-        return {
-            "n": self.n,
-            "n_epochs": self.n_epochs,
-            "shuffle": self.shuffle,
-            "start": self.start,
-        }
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._rng, self._made, self._last = None, 0, None
-
-    def _check_loaded(self, where, n_epochs, shuffle, n=None):
-        """The orders of ``n_epochs`` epochs (shuffled or not) over ``n`` rows (any number
-        when None; returned): the generator's state one that numpy reads within its key."""
-        w = f"{where}."
-        check.attributes(
-            self, where, ("n", "n_epochs", "shuffle", "start", "_rng", "_made"), ("_last",)
-        )
-        got = check.integer(self.n, w + "n", 1)
-        n = got if n is None else check.equal(got, w + "n", n)
-        check.equal(check.integer(self.n_epochs, w + "n_epochs", 1), w + "n_epochs", n_epochs)
-        check.equal(check.flag(self.shuffle, w + "shuffle"), w + "shuffle", bool(shuffle))
-        if not self.shuffle:
-            check.equal(self.start, w + "start", None)
-        elif type(self.start) is not tuple or len(self.start) != 4:
-            check.fail(w + "start", "must be the state of a Mersenne Twister")
-        else:
-            check.mt_state(*self.start, w + "start")
-        return n
-
-
-class OnlineClassifier(ClassifierMixin, BaseEstimator):
+class OnlineClassifier(
+    Loaded, Resumable, Streamed, Passes, Scaled, ClassifierMixin, BaseEstimator
+):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
     Subclasses define ``_initialise(data)`` (fresh learned state from a
@@ -245,152 +90,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _state_attr = "_states"
-
-    #: the former names of ``max_iter``: taken until marginkit 0.3, with a FutureWarning
-    _renamed = ("n_epochs",)
-
-    def _former_name(self):
-        """``(name, value)`` of passes given under a former name of ``max_iter``, or None."""
-        for old in self._renamed:
-            value = getattr(self, old, "deprecated")
-            if not (isinstance(value, str) and value == "deprecated"):
-                return old, value
-        return None
-
-    @property
-    def _max_iter(self):
-        """``max_iter``, or the value given under a former name."""
-        former = self._former_name()
-        return self.max_iter if former is None else former[1]
-
-    def _warn_renamed(self):
-        former = self._former_name()
-        if former is not None:
-            old, value = former
-            warnings.warn(
-                f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
-                f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
-                "while it is set).",
-                FutureWarning,
-                stacklevel=3,
-            )
-
-    #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
-    #: Perceptron count their own: they stop when the data no longer change the model)
-    _counts_passes = True
-
-    def _made_passes(self, n):
-        """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
-        name; 1 for partial_fit)."""
-        if self._counts_passes:
-            self.n_iter_ = int(n)
-
-    # -- when the passes of fit end (tol) ------------------------------------------
-    #: the keys of a fit's progress that ``tol`` decides on (``_fresh_passes``)
-    _pass_keys = ("at_start", "fewest", "improving", "ended")
-
-    def _fresh_passes(self):
-        """How a fit's passes went, for ``tol``: each problem's corrections when the
-        current pass began, the fewest any finished pass made, whether the last one still
-        made fewer by more than ``tol * n``, and whether the passes ended."""
-        return {
-            "at_start": self._problem_corrections(),
-            "fewest": np.full(self._n_problems, np.inf),
-            "improving": True,
-            "ended": False,
-        }
-
-    def _pass_ends(self, r, n):
-        """Record a finished pass over ``n`` rows in ``r``, and whether the passes end
-        there (``r["ended"]``)."""
-        counts = self._problem_corrections()
-        made = counts - r["at_start"]
-        tol = getattr(self, "tol", None)
-        r["improving"] = still_improving(made, r["fewest"], tol, n)
-        r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
-        r["ended"] = tol is not None and not r["improving"]
-        if self._ends_when_quiet and not np.any(made):
-            r["ended"] = True  # every later pass would make no update either
-
-    #: whether the passes of fit end at the first that makes no update, whose model is
-    #: what the algorithm's guarantee is about (aggressive ROMMA with delta > 0; PUMMA
-    #: and the margin Perceptron run their own epochs to it)
-    _ends_when_quiet = False
-
-    def _reached_quiet(self, r):
-        """Whether every problem has made a pass without update (a problem's first such
-        pass is followed by none with an update: its hypothesis no longer changes)."""
-        return bool(np.all(r["fewest"] == 0))
-
-    def _end_of_passes(self, r):
-        """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
-        while they still improved."""
-        self._made_passes(r["epoch"])
-        if self._ends_when_quiet and getattr(self, "tol", None) is None:
-            if not self._reached_quiet(r) and r["epoch"] == self._max_iter:
-                warnings.warn(
-                    f"{type(self).__name__} made no pass without update within "
-                    f"max_iter={self._max_iter} passes: its margin guarantee (at least "
-                    "1 - delta times the best margin) holds after one. The data may not "
-                    "be separable; increase max_iter, or check the data.",
-                    ConvergenceWarning,
-                    stacklevel=5,
-                )
-            return
-        ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
-        if ran_out and getattr(self, "tol", None) is not None:
-            warnings.warn(
-                f"{type(self).__name__}: the corrections still fell in the last of "
-                f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
-                "passes may fit the data better. Increase max_iter, or set tol=None to "
-                "make max_iter passes without this check.",
-                ConvergenceWarning,
-                stacklevel=5,
-            )
-
-    def _progress_of(self, resume):
-        """The progress passes go on from: a checkpoint's, or a fresh one."""
-        return resume if resume is not None else {"epoch": 0, "pos": 0, **self._fresh_passes()}
-
-    @staticmethod
-    def _epochs(r, n_epochs):
-        """``(epoch, first position)`` of each epoch still to make from progress ``r``."""
-        while r["epoch"] < n_epochs and not r["ended"]:
-            yield r["epoch"], r["pos"]
-
-    def _reached(self, r, epoch, pos, n):
-        """Progress ``r`` reached row ``pos`` of ``n`` in ``epoch``; at a pass's end, the
-        next one (or the end of the passes, by ``tol``)."""
-        if pos < n:
-            r["epoch"], r["pos"] = epoch, pos
-        else:
-            self._pass_ends(r, n)
-            r["epoch"], r["pos"] = epoch + 1, 0
-
-    def _check_passes(self, r):
-        """The ``tol`` record of a loaded checkpoint's progress."""
-        C = self._n_problems
-        check.array(r["at_start"], "_resume['at_start']", np.int64, (C,), within=(0, 2**62))
-        fewest = check.array(r["fewest"], "_resume['fewest']", np.float64, (C,))
-        if np.any(np.isnan(fewest) | (fewest < 0)):
-            check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
-        check.flag(r["improving"], "_resume['improving']")
-        check.flag(r["ended"], "_resume['ended']")
-
-    #: parameters added after models were first saved, with the value that does what a
-    #: model saved before them did (tol: it made its max_iter passes)
-    _added_params = {"tol": None}
-
-    def __setstate__(self, state):
-        # a model saved before max_iter: its passes under their former name
-        state = dict(state)
-        for name, before in self._added_params.items():
-            if name in self._get_param_names() and name not in state:
-                state[name] = before
-        for old in self._renamed:
-            if "max_iter" not in state and old in state:
-                state["max_iter"], state[old] = state[old], "deprecated"
-        super().__setstate__(state)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -427,309 +126,13 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self
         """
         self._warn_renamed()
-        if checkpoint is None and checkpoint_every is not None:
-            raise ValueError("checkpoint_every needs a checkpoint path")
-        if checkpoint is not None and isinstance(
-            getattr(self, "random_state", None), np.random.RandomState
-        ):
-            raise ValueError(
-                "a fit with checkpoints needs random_state to be an int or None: a "
-                "generator object cannot be told from another when the fit resumes, so "
-                "its orders could not be those of an uninterrupted run"
-            )
-        if checkpoint is not None and callable(getattr(self, "kernel", None)):
-            # said before training, not at the first checkpoint
-            raise TypeError(
-                "a fit with a callable kernel cannot write checkpoints (a function is code, "
-                "not data, and marginkit.save does not store it); use one of the named "
-                "kernels, or fit without checkpoint"
-            )
+        self._check_checkpoint_args(checkpoint, checkpoint_every)
         # a fit that fails (data found bad late, weights that overflow, an interrupt)
         # leaves the estimator as it was: a fit makes new state, never changes the old
         with unchanged_on_error(self):
             if checkpoint is None:
                 return self._fit(X, y, callback)
             return self._fit_with_checkpoints(X, y, callback, checkpoint, checkpoint_every)
-
-    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every):
-        from pathlib import Path
-
-        from .persistence import load, save
-
-        if every is not None and (not isinstance(every, Integral) or every < 1):
-            raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
-        path = Path(checkpoint)
-        resuming = path.exists()
-        # X is checked as for a new fit, whatever this estimator learned before: a
-        # checkpoint's model replaces it
-        X, y = self._validate_Xy(X, y, reset=True)
-        fingerprint = _fingerprint(X, y)
-        if resuming:
-            saved = load(path)
-            if type(saved) is not type(self) or _settings(self) != _settings(saved):
-                raise ValueError(
-                    f"{path} is a checkpoint of {saved!r}, not of {self!r}: resuming it "
-                    "would not give this estimator's model"
-                )
-            resume = getattr(saved, "_resume", None)
-            if resume is None:
-                raise ValueError(
-                    f"{path} holds a model, not a checkpoint (a fit's progress): give fit "
-                    "a new path, or load the model with marginkit.load"
-                )
-            saved._check_resume(path, X, y)  # their width, classes, format, rows
-            if not hmac.compare_digest(resume["fingerprint"], fingerprint):
-                raise ValueError(f"{path} is a checkpoint of training on other data")
-            names = getattr(self, "feature_names_in_", None)
-            theirs = getattr(saved, "feature_names_in_", None)
-            if (names is None) != (theirs is None) or (
-                names is not None and not np.array_equal(names, theirs)
-            ):
-                raise ValueError(
-                    f"{path} is a checkpoint of training on data with "
-                    + ("no feature names" if theirs is None else f"features {list(theirs)}")
-                    + ", not on these data's "
-                    + ("unnamed features" if names is None else f"{list(names)}")
-                )
-            verbose = self.verbose
-            self.__dict__.update(saved.__dict__)
-            self.verbose = verbose
-        else:
-            X, y = self._start_fit(X, y, validated=True)  # validated above, with reset
-            self._resume = {"fingerprint": fingerprint, **self._fresh_progress(X)}
-        write = _Throttled(lambda: save(self, path)) if every is None else lambda: save(self, path)
-        self._train_resumable(X, y, callback, write, every)
-        if every is None:
-            write.flush()  # the finished state, if the last epoch's was skipped
-        if self._counts_passes:
-            self._end_of_passes(self._resume)
-        del self._resume
-        return self
-
-    def _fresh_progress(self, X):
-        """Where a resumable fit starts: the orders of every epoch, and position 0."""
-        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-        return {"orders": orders, "epoch": 0, "pos": 0, **self._fresh_passes()}
-
-    def _train_resumable(self, X, y, callback, save, every):
-        """Train from ``self._resume``, calling ``save()`` at each checkpoint."""
-        orders = self._resume["orders"]
-        self._passes(X, y, orders, callback, resume=self._resume, save=save, every=every)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _fit_stream(self, stream, classes, data, callback=None):
-        """:meth:`fit` with ``shuffle=False`` on data that come in chunks, never whole.
-
-        Used by :func:`marginkit.streaming.fit_file`.
-
-        Parameters
-        ----------
-        stream : callable
-            ``stream()`` starts a pass over the data: an iterable of ``(X, y)`` chunks,
-            in the same order every time. Each epoch is one such pass.
-        classes : ndarray
-            The sorted labels of all the data.
-        data : DataSummary
-            The data-wide quantities a fit starts from (the radius of the instances for
-            ``fit_intercept``, the variance for a kernel's ``gamma="scale"``), so that the
-            model is that of :meth:`fit` on the chunks stacked. Under
-            :meth:`partial_fit` they come from the first chunk instead.
-
-        Returns
-        -------
-        self
-        """
-        self._warn_renamed()
-        self._check_streamable()
-        check_classification_targets(classes)
-        _check_two_classes(np.asarray(classes))
-        # a stream can turn out bad late (a label outside classes, an index past the
-        # width): then the estimator is left as it was, as fit leaves it
-        with unchanged_on_error(self):
-            self.classes_ = np.asarray(classes)
-            self.n_features_in_ = data.n_features
-            self._initialise(data)
-            self._update_counts()
-            self._stream_epochs(stream, callback)
-        return self
-
-    def _check_streamable(self):
-        """A ValueError when this estimator's fit cannot be made from a stream."""
-        if self.shuffle:
-            raise ValueError(
-                "shuffle=True needs all the data in memory; a stream is learned in its "
-                "own order (shuffle the file beforehand, or set shuffle=False)"
-            )
-
-    def _stream_epochs(self, stream, callback):
-        """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
-        r = self._progress_of(None)
-        for epoch, _ in self._epochs(r, self._max_iter):
-            rows = self._stream_pass(stream)[1]
-            self._reached(r, epoch, rows, rows)
-            if callback is not None:
-                callback(self, epoch)
-        self._end_of_passes(r)
-
-    def _stream_pass(self, stream):
-        """One epoch over a stream: the changes (updates, and PUMMA's conflicts) it made,
-        and the rows it read."""
-        before, rows = self._n_changes(), 0
-        for X, y in self._stream_chunks(stream):
-            self._passes(X, y, [np.arange(X.shape[0])], None)
-            rows += X.shape[0]
-        return self._n_changes() - before, rows
-
-    def _stream_chunks(self, stream):
-        """A pass over a stream: its chunks, validated, with labels among ``classes_``."""
-        for X, y in stream():
-            X, y = self._validate_Xy(X, y, reset=False)
-            _check_known(y, self.classes_)
-            yield X, y
-
-    def _n_changes(self):
-        return self.n_corrections_
-
-    # -- checking a loaded model -----------------------------------------------------
-    def _learned(self):
-        """The attributes a fit sets: those a fitted model has, and those it may have."""
-        required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._state_attr}
-        required |= {"n_corrections_", "n_corrections_per_class_"}
-        # _exponent: not in models written before it
-        optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
-        # n_iter_: not in models written before it
-        return required, optional | ({"n_iter_"} if self._counts_passes else set())
-
-    def _check_loaded(self):
-        """An :class:`~marginkit.persistence.UntrustedFileError` unless this estimator,
-        read from a file, is one that its methods and the compiled passes can be given.
-
-        :func:`marginkit.load` calls it on every model it reads: the parameters are
-        validated as ``fit`` validates them, and a fitted model has exactly the learned
-        attributes a fit sets, each of its type, with the widths and numbers of its
-        states those of its classes and features, and its counts those of its states
-        (each state checks itself, see ``_check_loaded`` beside each state class). A
-        checkpoint's progress is checked too, and again against the data it resumes on
-        (:meth:`_check_resume`).
-        """
-        params = set(self._get_param_names())
-        missing = sorted(params - set(vars(self)))
-        if missing:
-            check.fail("the model", f"lacks the parameters {', '.join(missing)}")
-        try:
-            self._validate_params()
-        except InvalidParameterError as exc:
-            raise UntrustedFileError(f"parameters: {exc}") from None
-        learned = set(vars(self)) - params
-        if not learned:
-            return  # not fitted
-        required, optional = self._learned()
-        missing = sorted(required - learned)
-        if missing:
-            check.fail("the model", f"is fitted but lacks {', '.join(missing)}")
-        extra = sorted(learned - required - optional)
-        if extra:
-            check.fail("the model", f"has attributes that marginkit does not write: {extra}")
-        self._check_fitted()
-        self._check_counts()
-        if "_resume" in learned:
-            if type(self._resume) is not dict:
-                check.fail("_resume", f"must be a dict, got {type(self._resume).__name__}")
-            self._check_progress(self._resume, None)
-
-    def _check_fitted(self):
-        """The learned attributes (``_check_loaded``): here those of every estimator."""
-        classes = self.classes_
-        # labels of object dtype (pandas' strings) are kept as scikit-learn keeps them
-        strings = (
-            type(classes) is np.ndarray
-            and classes.dtype == object
-            and all(type(c) is str for c in classes.ravel())
-        )
-        if type(classes) is not np.ndarray or not (strings or classes.dtype.kind in "biufU"):
-            check.fail("classes_", "must be an array of numbers or strings")
-        check.array(classes, "classes_", classes.dtype, (None,), finite=classes.dtype.kind == "f")
-        _check_two_classes_loaded(classes)
-        n = check.integer(self.n_features_in_, "n_features_in_", 1)
-        if self._counts_passes and "n_iter_" in vars(self):
-            check.integer(self.n_iter_, "n_iter_", 1)
-        names = getattr(self, "feature_names_in_", None)
-        if names is not None:
-            check.array(names, "feature_names_in_", object, (n,))
-            if not all(type(name) is str for name in names):
-                check.fail("feature_names_in_", "must hold strings")
-        fmt = getattr(self, "input_format_", None)
-        if fmt is not None:
-            # how marginkit.tasks.train read the training file (its keys and their types)
-            known = {"format": str, "n_features": int, "zero_based": bool, "label_column": int}
-            if type(fmt) is not dict or not all(
-                type(k) is str and k in known and type(v) is known[k] for k, v in fmt.items()
-            ):
-                check.fail(
-                    "input_format_",
-                    f"must be a dict of {', '.join(known)} to their values (a str, an int, "
-                    "a bool, an int)",
-                )
-            if fmt.get("format") not in ("svmlight", "csv") or "n_features" not in fmt:
-                check.fail("input_format_", "must say the format (svmlight or csv) and width")
-            if fmt["format"] == "svmlight" and "zero_based" not in fmt:
-                check.fail("input_format_", "of svmlight must say zero_based")
-
-    def _check_counts(self):
-        """The counts of a loaded model are those of its states (``_update_counts``)."""
-        before = dict(vars(self))
-        self._update_counts()
-        for name, value in vars(self).items():
-            old = before.get(name)
-            if value is old:
-                continue  # not a count
-            if isinstance(value, np.ndarray):
-                same = (
-                    type(old) is np.ndarray
-                    and old.dtype == value.dtype
-                    and np.array_equal(old, value)
-                )
-            else:
-                same = type(old) in (int, np.int64) and old == value
-            if not same:
-                check.fail(name, f"must be {value!r}, what the states count, got {old!r}")
-
-    def _check_progress(self, resume, n):
-        """A checkpoint's progress (``_resume``): the orders of the epochs over ``n``
-        rows (any number when None), and a position in them; the fingerprint of the data.
-        """
-        names = {"fingerprint", "orders", "epoch", "pos", *self._pass_keys}
-        check.attributes(resume, "_resume", names, self._cache_keys)
-        self._check_passes(resume)
-        check_fingerprint(resume["fingerprint"])
-        orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
-        n = orders._check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)
-        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self._max_iter)
-        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self._max_iter else 0)
-        return n
-
-    #: the keys a checkpoint's progress may add (the kernel estimators' caches)
-    _cache_keys = ()
-
-    def _check_resume(self, path, X, y):
-        """A ValueError unless this checkpoint (loaded, so checked) resumes on ``X, y``: the
-        data it was made for, by their width, classes and number of rows."""
-        n, width = X.shape
-        if self.n_features_in_ != width:
-            raise ValueError(
-                f"{path} is a checkpoint of training on {self.n_features_in_} features, "
-                f"not on these data's {width}"
-            )
-        classes = np.unique(y)
-        if not np.array_equal(classes, self.classes_):
-            raise ValueError(
-                f"{path} is a checkpoint of training on the classes {self.classes_}, not on "
-                f"these data's {classes}"
-            )
-        try:
-            self._check_progress(self._resume, n)
-        except UntrustedFileError as exc:
-            raise UntrustedFileError(f"{path}: a checkpoint of other data: {exc}") from None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -788,58 +191,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         ``OnlineLinearClassifier._model_units``)."""
         return X
 
-    #: the largest ||x||^2, in the model's units, that an algorithm that does not
-    #: normalise takes: sums of up to 1e50 updates of such instances still fit in a float
-    MAX_SQUARED_NORM = 1e250
-
-    #: how the weights follow the scale of the instances, w(c x) = c^k w(x): k = 1 for
-    #: the sums of instances of the Perceptron and the margin Perceptron, -1 for the
-    #: functional margin of 1 of ROMMA and PUMMA (their ``w . x`` does not change)
-    _weight_degree = 1
-
-    #: the power of two the instances are divided by before the compiled passes see
-    #: them (``_model_units``): 0 for models written before it
-    _exponent = 0
-
-    def _product_shift(self):
-        """The power of two by which the products of instances (``x . y``, or the kernel
-        values) in the units of the data exceed those in the model's units."""
-        return 2 * self._exponent
-
-    def _data_units(self, a, degree):
-        """``a`` of the model's units, of ``degree`` in the instances (1 for a margin, 2
-        for a product of two), in those of the data: times ``2^(degree shift / 2)``
-        (``_product_shift``), where ``a`` is; 0 or inf where it leaves float64."""
-        with np.errstate(over="ignore", under="ignore"):
-            return times_power_of_two(a, degree * self._product_shift() // 2)
-
-    def _other_scale(self, which, measure):
-        """The ValueError of rows too far from the scale of a model's first fit to
-        learn from or score (``measure``: how far)."""
-        return ValueError(
-            f"The features are too {which} for {type(self).__name__}: {measure} the scale "
-            "of the data this model was first fit on, and products of such instances "
-            "leave float64. Scale these features as those of the first fit, or fit anew "
-            "on them."
-        )
-
-    def _exponent_of(self, radius):
-        """The power of two :meth:`_model_units` divides by, for data whose instances'
-        largest p-norm is ``radius``: none when that lies within [2^-UNIT_RANGE,
-        2^UNIT_RANGE]."""
-        if not np.isfinite(radius):
-            raise ValueError(
-                f"The features are too large for {type(self).__name__}: the norm of an "
-                "instance overflows float64. Divide the features by a common factor."
-            )
-        if 0.0 < radius < 2.0**-1000:
-            raise ValueError(
-                f"The features are too small for {type(self).__name__}: the largest norm "
-                f"of an instance is {radius:.3g}, a subnormal number, whose digits float64 "
-                "has already lost. Multiply the features by a common factor."
-            )
-        return exponent_of(radius, UNIT_RANGE)
-
     @property
     def _n_problems(self):
         return 1 if len(self.classes_) == 2 else len(self.classes_)
@@ -867,21 +218,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._end_of_passes(self._passes(X, y, orders, callback))
         return self
 
-    def _fit_by_progress(self, X, y, callback=None):
-        """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
-        with no checkpoint: for the estimators whose epochs that loop decides."""
-        X, y = self._start_fit(X, y)
-        self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None)
-        del self._resume
-        return self
-
     def _start_fit(self, X, y, validated=False):
         """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""
         if not validated:
             X, y = self._validate_Xy(X, y, reset=True)
         classes = np.unique(y)
-        _check_two_classes(classes)
+        check_two_classes(classes)
         self.classes_ = classes
         self._initialise(DataSummary.of(X))
         return X, y
@@ -932,12 +274,12 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             known = unique_labels(classes)
-            _check_two_classes(known)
+            check_two_classes(known)
         else:
             # raises when classes differ from those of the first call
             _check_partial_fit_first_call(self, classes)
             known = self.classes_
-        _check_known(y, known)
+        check_known(y, known)
         if first:
             self.classes_ = known
             self._initialise(DataSummary.of(X))
@@ -1216,18 +558,14 @@ class OnlineLinearClassifier(OnlineClassifier):
         Not defined for ``output="voted"``, a vote of many hypotheses.
         """
         check_is_fitted(self, "_states")
-        if self.output == "voted":
-            raise AttributeError("coef_ is not defined for output='voted' (a vote of hypotheses)")
+        not_for_voted(self, "coef_")
         return self._split(self._weights(), self._aug())[0]
 
     @property
     def intercept_(self):
         """Bias term(s), shape (n_problems,): ``-R_`` times the bias coordinate's weight."""
         check_is_fitted(self, "_states")
-        if self.output == "voted":
-            raise AttributeError(
-                "intercept_ is not defined for output='voted' (a vote of hypotheses)"
-            )
+        not_for_voted(self, "intercept_")
         return self._split(self._weights(), self._aug())[1]
 
     def _voted_scores(self, state, X, aug):
@@ -1335,41 +673,6 @@ def signs_kept(values, scores):
     return out if xp is None else move_to(out, xp=xp, device=device)
 
 
-def _settings(est):
-    """The parameters that decide a model, comparable across estimators (``verbose``
-    left out)."""
-    params = est.get_params()
-    params.pop("verbose", None)
-    return repr(params)
-
-
-def _fingerprint(X, y):
-    """A digest of the training data, to tell a checkpoint's data from other data."""
-    digest = hashlib.sha256()
-    arrays = [X.data, X.indices, X.indptr] if sp.issparse(X) else [to_numpy(X)]
-    for a in [*arrays, np.asarray(y).astype(str)]:
-        digest.update(np.ascontiguousarray(a).tobytes())
-    digest.update(repr(X.shape).encode())
-    return digest.hexdigest()
-
-
-@contextmanager
-def unchanged_on_error(est, undo=None):
-    """Run the block; if it raises (an interrupt included), put back the estimator's
-    attributes as they were before it. For a block that sets new attributes rather than
-    changing the objects they hold (a fit, which makes its state anew), or whose changes
-    in place ``undo`` takes back (:meth:`OnlineClassifier._undo_point`)."""
-    before = dict(est.__dict__)
-    try:
-        yield
-    except BaseException:
-        if undo is not None:
-            undo()
-        est.__dict__.clear()
-        est.__dict__.update(before)
-        raise
-
-
 def check_finite_state(est, state, earlier=False):
     """A ValueError, rather than a model of NaN, when a state's numbers overflowed.
 
@@ -1395,66 +698,8 @@ def _fold_threshold(p):
     return float(np.exp(-460.0 / p))
 
 
-def check_epoch_loop(resume, n, counter):
-    """The progress of a loop of epochs that draws each epoch's order from ``rng``
-    (PUMMA's, the margin Perceptron's): ``pos`` in the epoch's ``order`` of ``n`` rows,
-    ``counter`` (what the epoch counts so far) and ``done``; ``order`` and ``counter``
-    may be missing at the start of an epoch only."""
-    check.random_state(resume["rng"], "_resume['rng']")
-    check.flag(resume["done"], "_resume['done']")
-    pos = check.integer(resume["pos"], "_resume['pos']", 0, max(n - 1, 0))
-    if "order" in resume:
-        order = check.array(resume["order"], "_resume['order']", np.int64, (n,), within=(0, n))
-        if n and np.bincount(order, minlength=n).max() > 1:
-            check.fail("_resume['order']", f"must be an order of the {n} rows")
-    elif pos:
-        check.fail("_resume", "lacks the order of the epoch it is in")
-    if counter in resume:
-        check.integer(resume[counter], f"_resume[{counter!r}]", 0)
-    elif pos:
-        check.fail("_resume", f"lacks the {counter!r} of the epoch it is in")
-
-
-def check_fingerprint(value):
-    """A fingerprint as :func:`_fingerprint` makes it: 64 hexadecimal digits."""
-    if (
-        type(value) is not str
-        or len(value) != 64
-        or not all(c in "0123456789abcdef" for c in value)
-    ):
-        check.fail("_resume['fingerprint']", "must be a SHA-256 digest in hexadecimal")
-
-
-def _check_two_classes_loaded(classes):
-    if classes.shape[0] < 2:
-        check.fail("classes_", f"must hold two classes or more, got {classes.shape[0]}")
-    if np.any(classes[1:] <= classes[:-1]):
-        check.fail("classes_", "must be sorted and unique")
-
-
-def _check_two_classes(classes):
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"The number of classes has to be greater than one; got {classes.shape[0]} class"
-        )
-
-
-def _check_known(y, known):
-    unseen = np.setdiff1d(np.unique(y), known)
-    if unseen.size:
-        raise ValueError(f"y contains labels {unseen} that are not in classes {known}")
-
-
 def _canonical(X):
     if sp.issparse(X) and not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
     return X
-
-
-def ended_early(bar, skipped):
-    """A progress bar whose loop skipped ``skipped`` of the steps of its total (converged
-    early): its total shrinks to what is left to do, so that it ends full."""
-    if skipped > 0 and bar.total is not None:
-        bar.total -= skipped
-        bar.refresh()

@@ -12,7 +12,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .persistence import UntrustedFileError
+from ._registry import UntrustedFileError
 
 #: The length of a Mersenne Twister's key (numpy's MT19937)
 MT_KEY_LENGTH = 624

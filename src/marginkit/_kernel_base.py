@@ -10,48 +10,23 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import RENAMED, TOL, OnlineClassifier, ended_early, signs_kept
-from ._core import linear as L
+from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
 from ._core.arrays import Host, backend_of, namespace, on_host
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
+from ._passes import ended_early
 from ._utils import peak_of, times_power_of_two
 
-KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
-        As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
-        ``(gamma x . y + coef0)^degree``, ``rbf`` ``exp(-gamma ||x - y||^2)``, ``poly_rbf``
-        ``(coef0 + exp(-gamma ||x - y||^2))^degree``; a callable returns the kernel matrix
-        of two 2-d arrays.
-    degree : int >= 1, default=3
-    gamma : float > 0, "scale" or "auto", default="scale"
-    coef0 : float, default=1.0
-    normalize : bool, default=False
-        Run on ``phi(x) / ||phi(x)||``, i.e. ``K(x, y) / sqrt(K(x, x) K(y, y))``, as
-        kernel ALMA does.
-    block_size : int >= 1 or "auto", default="auto"
-        Examples per block of the engine; any value gives the same updates, but for
-        ties that rounding decides: aggressive ROMMA puts each example it corrects
-        exactly on its margin, and a later trial of that example can fall on either
-        side of 1 by the last bit, as the block's sums are ordered. "auto" is 768 for
-        arrays on a GPU (under array API dispatch) and 256 otherwise, the fastest
-        measured with kernel ALMA (docs/gpu.md).
-    cache_size : float >= 0, default=200
-        Megabytes for the margin sums kept across the epochs of one :meth:`fit`."""
-
+#: The parameters of the kernel online classifiers (kernel ALMA's; the others add
+#: ``normalize``).
 KERNEL_CONSTRAINTS = {
-    "output": [StrOptions({"last", "avg", "voted"})],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "tol": TOL,
-    "n_epochs": RENAMED,
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
+    **ONLINE_CONSTRAINTS,
     "kernel": [StrOptions(set(KERNELS)), callable],
     "degree": [Interval(Integral, 1, None, closed="left")],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"})],
     "coef0": [Interval(Real, None, None, closed="neither")],
     "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "cache_size": [Interval(Real, 0, None, closed="left")],
-    "verbose": ["verbose"],
 }
 
 
@@ -186,9 +161,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             state.normalize = self._normalise_param
         if self._normalising_rule and state.normalize is not True:
             check.fail("_kstate.normalize", "must be True: this algorithm normalises")
-        rule = self._rule_args().kind
-        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
-        state._check_loaded("_kstate", self.n_features_in_, self._n_problems, forgets)
+        state._check_loaded("_kstate", self.n_features_in_, self._n_problems, self._forgets)
         self._check_kernel_gamma(state)
 
     def _check_kernel_gamma(self, state):
@@ -251,15 +224,17 @@ class KernelOnlineClassifier(OnlineClassifier):
         # the kernel's own values are checked where they are computed (_instances)
         return X
 
+    #: whether the update rule can forget its hypothesis (ROMMA's), so that the state
+    #: keeps where each one starts
+    _forgets = False
+
     def _new_state(self, data, kernel):
-        rule = self._rule_args().kind
-        forgets = rule in (L.RULE_ROMMA, L.RULE_AGGRESSIVE_ROMMA)
         return KernelState(
             data.n_features,
             self._n_problems,
             data.sparse,
             kernel,
-            forgets=forgets,
+            forgets=self._forgets,
             normalize=self._normalise_param,
         )
 
@@ -507,10 +482,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     @property
     def dual_coef_(self):
         check_is_fitted(self, "_kstate")
-        if self.output == "voted":
-            raise AttributeError(
-                "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
-            )
+        not_for_voted(self, "dual_coef_")
         return self._published(self._dual_units(self._kstate.coefficients(self.output).T.copy()))
 
     def _dual_units(self, a):

@@ -1,23 +1,24 @@
 """ALMA_p and kernel ALMA_2: approximate maximal margin classification (Gentile 2001)."""
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import (
-    KEEP_CORRECTIONS_DOC,
-    P_MAX,
-    PASSES_DOC,
-    RENAMED,
-    TOL,
-    OnlineLinearClassifier,
-)
+from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
+from ._docstrings import KEEP_CORRECTIONS_DOC, PASSES_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 SQRT2 = float(np.sqrt(2.0))
+
+#: ALMA's own parameters, of both forms
+ALMA_CONSTRAINTS = {
+    "alpha": [Interval(Real, 0, 1, closed="right")],
+    "B": [Interval(Real, 0, None, closed="neither"), None],
+    "C": [Interval(Real, 0, None, closed="neither")],
+}
 
 
 class _MarginScale:
@@ -30,6 +31,10 @@ class _MarginScale:
     def _check_fitted(self):
         super()._check_fitted()
         check.real(self.B_, "B_", positive=True)
+
+    def _initialise(self, data):
+        super()._initialise(data)
+        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
 
 class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
@@ -135,19 +140,9 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, 1, closed="right")],
+        **ALMA_CONSTRAINTS,
         "p": [Interval(Real, 2, P_MAX, closed="both"), StrOptions({"log"})],
-        "B": [Interval(Real, 0, None, closed="neither"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "output": [StrOptions({"last", "avg", "voted"})],
-        "keep_corrections": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": TOL,
-        "n_epochs": RENAMED,
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "verbose": ["verbose"],
+        **LINEAR_CONSTRAINTS,
     }
 
     def __init__(
@@ -180,10 +175,6 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
         self.verbose = verbose
         self.n_epochs = n_epochs
-
-    def _initialise(self, data):
-        super()._initialise(data)
-        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
     _normalises = True
 
@@ -296,12 +287,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     True
     """
 
-    _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, 1, closed="right")],
-        "B": [Interval(Real, 0, None, closed="neither"), None],
-        "C": [Interval(Real, 0, None, closed="neither")],
-        **KERNEL_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = {**ALMA_CONSTRAINTS, **KERNEL_CONSTRAINTS}
 
     def __init__(
         self,
@@ -341,10 +327,6 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.n_epochs = n_epochs
 
     _normalising_rule = True
-
-    def _initialise(self, data):
-        self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
-        super()._initialise(data)
 
     def _rule_args(self):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))

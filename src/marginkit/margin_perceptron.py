@@ -1,25 +1,20 @@
 """The margin Perceptron, with a fixed or incrementally halved margin guess."""
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
 from . import _checks as check
-from ._base import (
-    KEEP_CORRECTIONS_DOC,
-    TOL,
-    OnlineLinearClassifier,
-    check_epoch_loop,
-    check_fingerprint,
-    ended_early,
-    still_improving,
-)
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
+from ._docstrings import KEEP_CORRECTIONS_DOC
+from ._passes import ended_early, still_improving
 
 #: a checkpoint's record of ``tol`` (none in those written before it)
 _TOL_KEYS = ("fewest", "ended", "improving")
@@ -136,20 +131,13 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
-    _renamed = ()  # max_iter from the start
     _counts_passes = False  # n_iter_: the epochs of each problem's schedule
 
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": TOL,
-        "output": [StrOptions({"last", "avg", "voted"})],
-        "keep_corrections": ["boolean"],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "fit_intercept": ["boolean"],
-        "verbose": ["verbose"],
+        **LINEAR_CONSTRAINTS,
     }
+    _parameter_constraints.pop("n_epochs")  # max_iter from the start
 
     def __init__(
         self,

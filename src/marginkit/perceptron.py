@@ -1,24 +1,9 @@
 """The Perceptron with last, averaged and voted outputs: the baseline of Gentile's tables."""
 
-from numbers import Integral
-
-from sklearn.utils._param_validation import Interval, StrOptions
-
-from ._base import KEEP_CORRECTIONS_DOC, PASSES_DOC, RENAMED, TOL, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
-
-LINEAR_CONSTRAINTS = {
-    "output": [StrOptions({"last", "avg", "voted"})],
-    "keep_corrections": ["boolean"],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "tol": TOL,
-    "n_epochs": RENAMED,
-    "shuffle": ["boolean"],
-    "random_state": ["random_state"],
-    "fit_intercept": ["boolean"],
-    "verbose": ["verbose"],
-}
+from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
+from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 
 class PerceptronClassifier(OnlineLinearClassifier):

@@ -77,7 +77,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ._checks import mt_state
 from ._files import atomic_write
+from ._registry import (
+    _MODELS,
+    _TRUSTED,
+    UntrustedFileError,
+    _name,
+    trusted_type,  # noqa: F401 (public here: marginkit.persistence)
+)
+from ._version import __version__
 
 FORMAT = "marginkit-model"
 FORMAT_VERSION = 1
@@ -93,51 +102,6 @@ MAX_SCHEMA_ITEMS = 2**21
 MAX_DEPTH = 64
 #: The largest ``.npy`` header read (numpy's own default).
 MAX_HEADER_BYTES = 10_000
-
-
-class UntrustedFileError(ValueError):
-    """A model file that :func:`load` does not trust; nothing was loaded.
-
-    It names types that marginkit does not write, or holds values that marginkit's
-    compiled code must not be given (an index out of range, a count that does not
-    match its array, an array of the wrong dtype or shape...); the message says which.
-    """
-
-
-#: The classes a model file may hold, by qualified name, declared by their modules.
-_TRUSTED = {}
-#: The subset of those that :func:`save` stores as a model.
-_MODELS = set()
-
-
-def _name(cls):
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-#: Where the engines' classes lived before :mod:`marginkit._core` held them: files
-#: written then name them so, and load as files written now.
-_FORMER_MODULES = {
-    "marginkit._core.state": "marginkit._state",
-    "marginkit._core.kernels": "marginkit._kernels",
-    "marginkit._core.kernel": "marginkit._engine",
-    "marginkit._core.pairs": "marginkit._pumma_engine",
-}
-
-
-def trusted_type(cls, *, model=False):
-    """Declare ``cls`` (a marginkit class) as one that model files may hold.
-
-    Usable as a class decorator. With ``model=True`` it is also a model that
-    :func:`save` stores. Classes outside the ``marginkit`` package are not declared.
-    """
-    if cls.__module__.split(".")[0] == "marginkit":
-        _TRUSTED[_name(cls)] = cls
-        former = _FORMER_MODULES.get(cls.__module__)
-        if former is not None:
-            _TRUSTED[f"{former}.{cls.__qualname__}"] = cls
-        if model:
-            _MODELS.add(_name(cls))
-    return cls
 
 
 def _stable(archive):
@@ -210,8 +174,6 @@ def save(estimator, path) -> None:
             "a model with a callable kernel cannot be saved safely (a function is code, "
             "not data); use one of the named kernels, or pickle it"
         )
-    from . import __version__
-
     payload = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -649,8 +611,6 @@ class _Reader:
     def random_state(self, state, where):
         """numpy's RandomState, from a state checked first (numpy does not check the
         position in its key, and reads the key at it)."""
-        from ._checks import mt_state
-
         inner = state.get("state")
         if (
             set(state) != {"bit_generator", "state", "has_gauss", "gauss"}

@@ -1,7 +1,7 @@
 """PUMMA: online approximate maximum p-norm margin classification with a bias."""
 
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -11,28 +11,22 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import (
-    KEEP_CORRECTIONS_DOC,
+    LINEAR_CONSTRAINTS,
     P_MAX,
-    RENAMED,
-    TOL,
     OnlineLinearClassifier,
-    _Batch,
-    check_epoch_loop,
-    check_fingerprint,
     check_finite_state,
-    ended_early,
+    not_for_voted,
 )
+from ._batch import _Batch
+from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core import pumma as K
 from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
-from ._kernel_base import (
-    KERNEL_CONSTRAINTS,
-    KERNEL_DOC,
-    KernelOnlineClassifier,
-    block_size_for,
-)
-from .persistence import trusted_type
+from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC
+from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
+from ._passes import PASS_KEYS, ended_early
+from ._registry import trusted_type
 
 
 @trusted_type
@@ -135,7 +129,7 @@ def _end_of_fit(est, r):
 
 
 class _Streaming:
-    """PUMMA's epochs until quiet, on a stream (see ``OnlineClassifier._fit_stream``)."""
+    """PUMMA's epochs until quiet, on a stream (see :mod:`marginkit._stream_fit`)."""
 
     def _check_streamable(self):
         super()._check_streamable()
@@ -146,7 +140,6 @@ class _Streaming:
                 "(the hard margin) to learn a stream"
             )
 
-    _renamed = ("max_epochs",)
     _counts_passes = False
 
     @property
@@ -206,6 +199,12 @@ class _Streaming:
 #: The smallest p of PUMMA_p: below it the link's powers |u|^(p - 1) of coordinates that an
 #: update makes by cancellation lose every digit (see the ``p`` parameter)
 P_MIN = 1.5
+
+#: PUMMA's own parameters, of both forms
+PUMMA_CONSTRAINTS = {
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "lam": [Interval(Real, 0, None, closed="left")],
+}
 
 
 class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
@@ -319,17 +318,12 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     _parameter_constraints: dict = {
         "p": [Interval(Real, P_MIN, P_MAX, closed="both"), StrOptions({"log"})],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "lam": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": TOL,
-        "max_epochs": RENAMED,
-        "output": [StrOptions({"last", "avg", "voted"})],
-        "keep_corrections": ["boolean"],
-        "shuffle": ["boolean"],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
+        **PUMMA_CONSTRAINTS,
+        **LINEAR_CONSTRAINTS,
     }
+    _parameter_constraints.pop("fit_intercept")  # PUMMA's bias is its own
+    # max_iter's former name: max_epochs, not the others' n_epochs
+    _parameter_constraints["max_epochs"] = _parameter_constraints.pop("n_epochs")
 
     # PUMMA's bias is its own; no (x, -R) coordinate
     fit_intercept = False
@@ -441,7 +435,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *self._pass_keys))
+        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS))
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slacks = resume["slacks"]
@@ -648,13 +642,11 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        "lam": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": RENAMED,
-        **{k: v for k, v in KERNEL_CONSTRAINTS.items() if k not in ("max_iter", "n_epochs")},
+        **PUMMA_CONSTRAINTS,
+        **KERNEL_CONSTRAINTS,
         "normalize": ["boolean"],
     }
+    _parameter_constraints["max_epochs"] = _parameter_constraints.pop("n_epochs")
 
     def __init__(
         self,
@@ -696,9 +688,6 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     # a functional margin of 1: w . phi(x) + b does not change with the scale of phi
     _weight_degree = -1
 
-    def _rule_args(self):
-        return L.Rule(-1)  # not a rule of the one-vector walk
-
     def _keep_margin(self, margin):
         # a state's array, published where the model is
         self._kstate.margin = margin
@@ -735,7 +724,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *self._pass_keys))
+        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS))
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slack = resume["slack"]
@@ -820,10 +809,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     @property
     def intercept_(self):
         check_is_fitted(self, "_kstate")
-        if self.output == "voted":
-            raise AttributeError(
-                "intercept_ is not defined for output='voted' (a vote of hypotheses)"
-            )
+        not_for_voted(self, "intercept_")
         return self._published(self._kstate.coefficients(self.output)[1])
 
     @property
@@ -844,10 +830,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     @property
     def dual_coef_(self):
         check_is_fitted(self, "_kstate")
-        if self.output == "voted":
-            raise AttributeError(
-                "dual_coef_ is not defined for output='voted' (a vote of hypotheses)"
-            )
+        not_for_voted(self, "dual_coef_")
         coef = self._dual_units(self._kstate.coefficients(self.output)[0])
         return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
 
@@ -909,9 +892,9 @@ def _end_of_partial_fit(est, changes):
 
 def _check_tol_record(est, resume):
     """The ``tol`` record of a checkpoint's progress (none before tol)."""
-    present = [key for key in est._pass_keys if key in resume]
+    present = [key for key in PASS_KEYS if key in resume]
     if present:
-        missing = sorted(set(est._pass_keys) - set(present))
+        missing = sorted(set(PASS_KEYS) - set(present))
         if missing:
             check.fail("_resume", f"lacks {', '.join(missing)}")
         est._check_passes(resume)

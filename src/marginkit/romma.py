@@ -4,10 +4,16 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import KEEP_CORRECTIONS_DOC, PASSES_DOC, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_DOC, KernelOnlineClassifier
-from .perceptron import LINEAR_CONSTRAINTS
+from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
+from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
+
+#: ROMMA's own parameters, of both forms
+ROMMA_CONSTRAINTS = {
+    "aggressive": ["boolean"],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+}
 
 
 class _ROMMA:
@@ -15,6 +21,10 @@ class _ROMMA:
 
     # a functional margin of 1: w . x does not change with the scale of x (of phi(x))
     _weight_degree = -1
+
+    # the update can forget the hypothesis (zero its coefficients): the state keeps
+    # the vote's record of it
+    _forgets = True
 
     def _rule_args(self):
         if self.aggressive:
@@ -115,11 +125,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     True
     """
 
-    _parameter_constraints: dict = {
-        "aggressive": ["boolean"],
-        "delta": [Interval(Real, 0, 1, closed="left")],
-        **LINEAR_CONSTRAINTS,
-    }
+    _parameter_constraints: dict = {**ROMMA_CONSTRAINTS, **LINEAR_CONSTRAINTS}
 
     def __init__(
         self,
@@ -211,8 +217,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        "aggressive": ["boolean"],
-        "delta": [Interval(Real, 0, 1, closed="left")],
+        **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         "normalize": ["boolean"],
     }

@@ -40,7 +40,7 @@ from numba import njit
 from sklearn import config_context, get_config
 
 from .. import _checks as check
-from ..persistence import trusted_type
+from .._registry import trusted_type
 from .arrays import HOST, Host, to_numpy
 from .kernels import Kernel, thread_pool
 from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON

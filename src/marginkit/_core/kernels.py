@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .. import _checks as check
-from ..persistence import trusted_type
+from .._registry import trusted_type
 from .arrays import HOST, Host, to_numpy
 from .linear import power
 

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .. import _checks as check
-from ..persistence import trusted_type
+from .._registry import trusted_type
 from .kernel import (
     Made,
     Problems,

@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import _checks as check
-from ..persistence import trusted_type
+from .._registry import trusted_type
 from . import linear as L
 
 _INDEX = np.int32

@@ -1,0 +1,47 @@
+"""The docstring fragments that several estimators share (their parameters' text).
+
+An estimator's numpydoc docstring is an f-string that places them where they belong
+(``{PASSES_DOC}``); ``tests/test_structure.py`` checks that none is left unfilled.
+"""
+
+PASSES_DOC = """tol : float >= 0 or None, default=1e-3
+        When :meth:`fit` stops before ``max_iter`` passes: after a pass in which no
+        one-vs-rest problem made fewer corrections than in its best earlier pass by more
+        than ``tol * n_samples`` (the data no longer change how well the model fits them,
+        scikit-learn's rule for its ``Perceptron``), or made no correction at all (the
+        hypothesis can no longer change). When ``max_iter`` passes end while the
+        corrections still fell, a :class:`~sklearn.exceptions.ConvergenceWarning` says
+        so. None makes every one of the ``max_iter`` passes, without the warning, as
+        the papers' runs do.
+    n_epochs : int >= 1
+        Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
+        until marginkit 0.3."""
+
+KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
+        Keep every correction (the non-zeros of the corrected instances and their
+        coefficients), which the voted output replays, so that ``output`` can be set to
+        ``"voted"`` after fitting. The model then grows with its corrections, and a saved
+        one contains the corrected rows; without it, memory and saved models are
+        O(n_features) however long the stream. ``output="voted"`` at fit time keeps
+        them too."""
+
+KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, default="rbf"
+        As in :class:`~marginkit.KernelALMAClassifier`: ``poly`` is
+        ``(gamma x . y + coef0)^degree``, ``rbf`` ``exp(-gamma ||x - y||^2)``, ``poly_rbf``
+        ``(coef0 + exp(-gamma ||x - y||^2))^degree``; a callable returns the kernel matrix
+        of two 2-d arrays.
+    degree : int >= 1, default=3
+    gamma : float > 0, "scale" or "auto", default="scale"
+    coef0 : float, default=1.0
+    normalize : bool, default=False
+        Run on ``phi(x) / ||phi(x)||``, i.e. ``K(x, y) / sqrt(K(x, x) K(y, y))``, as
+        kernel ALMA does.
+    block_size : int >= 1 or "auto", default="auto"
+        Examples per block of the engine; any value gives the same updates, but for
+        ties that rounding decides: aggressive ROMMA puts each example it corrects
+        exactly on its margin, and a later trial of that example can fall on either
+        side of 1 by the last bit, as the block's sums are ordered. "auto" is 768 for
+        arrays on a GPU (under array API dispatch) and 256 otherwise, the fastest
+        measured with kernel ALMA (docs/gpu.md).
+    cache_size : float >= 0, default=200
+        Megabytes for the margin sums kept across the epochs of one :meth:`fit`."""

@@ -1,0 +1,191 @@
+"""When the passes of a fit end: ``max_iter`` (and its former names), and ``tol``.
+
+A fit's progress is a dict ``r``: the epoch and position reached, and the record
+``tol`` decides on (:data:`PASS_KEYS`). The estimators' loops ask :meth:`Passes._epochs`
+for each epoch still to make and tell :meth:`Passes._reached` where they got.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+
+from . import _checks as check
+
+#: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
+RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
+
+
+#: ``tol``: when fit's passes end (see ``Passes._pass_ends``)
+TOL = [Interval(Real, 0, None, closed="left"), None]
+#: the keys of a fit's progress that ``tol`` decides on (``Passes._fresh_passes``)
+PASS_KEYS = ("at_start", "fewest", "improving", "ended")
+
+
+def still_improving(made, fewest, tol, n):
+    """``tol``'s rule: whether the corrections a pass over ``n`` rows ``made`` (of each
+    problem) fell below the ``fewest`` of any earlier pass by more than ``tol * n`` in
+    some problem (any fall when ``tol`` is None), and were not none."""
+    margin = 0.0 if tol is None else tol * n
+    return bool(np.any(made < fewest - margin)) and bool(np.any(made))
+
+
+def ended_early(bar, skipped):
+    """A progress bar whose loop skipped ``skipped`` of the steps of its total (converged
+    early): its total shrinks to what is left to do, so that it ends full."""
+    if skipped > 0 and bar.total is not None:
+        bar.total -= skipped
+        bar.refresh()
+
+
+class Passes:
+    """How many passes a fit makes, and when they end (a mixin of
+    :class:`marginkit._base.OnlineClassifier`)."""
+
+    @property
+    def _renamed(self):
+        """The former names of ``max_iter`` (the parameters whose constraint is
+        :data:`RENAMED`): taken until marginkit 0.3, with a FutureWarning."""
+        constraints = self._parameter_constraints
+        return tuple(name for name, allowed in constraints.items() if allowed is RENAMED)
+
+    def _former_name(self):
+        """``(name, value)`` of passes given under a former name of ``max_iter``, or None."""
+        for old in self._renamed:
+            value = getattr(self, old, "deprecated")
+            if not (isinstance(value, str) and value == "deprecated"):
+                return old, value
+        return None
+
+    @property
+    def _max_iter(self):
+        """``max_iter``, or the value given under a former name."""
+        former = self._former_name()
+        return self.max_iter if former is None else former[1]
+
+    def _warn_renamed(self):
+        former = self._former_name()
+        if former is not None:
+            old, value = former
+            warnings.warn(
+                f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
+                f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
+                "while it is set).",
+                FutureWarning,
+                stacklevel=3,
+            )
+
+    #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
+    #: Perceptron count their own: they stop when the data no longer change the model)
+    _counts_passes = True
+
+    def _made_passes(self, n):
+        """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
+        name; 1 for partial_fit)."""
+        if self._counts_passes:
+            self.n_iter_ = int(n)
+
+    def _fresh_passes(self):
+        """How a fit's passes went, for ``tol``: each problem's corrections when the
+        current pass began, the fewest any finished pass made, whether the last one still
+        made fewer by more than ``tol * n``, and whether the passes ended."""
+        return {
+            "at_start": self._problem_corrections(),
+            "fewest": np.full(self._n_problems, np.inf),
+            "improving": True,
+            "ended": False,
+        }
+
+    def _pass_ends(self, r, n):
+        """Record a finished pass over ``n`` rows in ``r``, and whether the passes end
+        there (``r["ended"]``)."""
+        counts = self._problem_corrections()
+        made = counts - r["at_start"]
+        tol = getattr(self, "tol", None)
+        r["improving"] = still_improving(made, r["fewest"], tol, n)
+        r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
+        r["ended"] = tol is not None and not r["improving"]
+        if self._ends_when_quiet and not np.any(made):
+            r["ended"] = True  # every later pass would make no update either
+
+    #: whether the passes of fit end at the first that makes no update, whose model is
+    #: what the algorithm's guarantee is about (aggressive ROMMA with delta > 0; PUMMA
+    #: and the margin Perceptron run their own epochs to it)
+    _ends_when_quiet = False
+
+    def _reached_quiet(self, r):
+        """Whether every problem has made a pass without update (a problem's first such
+        pass is followed by none with an update: its hypothesis no longer changes)."""
+        return bool(np.all(r["fewest"] == 0))
+
+    def _end_of_passes(self, r):
+        """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
+        while they still improved."""
+        self._made_passes(r["epoch"])
+        if self._ends_when_quiet and getattr(self, "tol", None) is None:
+            if not self._reached_quiet(r) and r["epoch"] == self._max_iter:
+                warnings.warn(
+                    f"{type(self).__name__} made no pass without update within "
+                    f"max_iter={self._max_iter} passes: its margin guarantee (at least "
+                    "1 - delta times the best margin) holds after one. The data may not "
+                    "be separable; increase max_iter, or check the data.",
+                    ConvergenceWarning,
+                    stacklevel=5,
+                )
+            return
+        ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
+        if ran_out and getattr(self, "tol", None) is not None:
+            warnings.warn(
+                f"{type(self).__name__}: the corrections still fell in the last of "
+                f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
+                "passes may fit the data better. Increase max_iter, or set tol=None to "
+                "make max_iter passes without this check.",
+                ConvergenceWarning,
+                stacklevel=5,
+            )
+
+    def _progress_of(self, resume):
+        """The progress passes go on from: a checkpoint's, or a fresh one."""
+        return resume if resume is not None else {"epoch": 0, "pos": 0, **self._fresh_passes()}
+
+    @staticmethod
+    def _epochs(r, n_epochs):
+        """``(epoch, first position)`` of each epoch still to make from progress ``r``."""
+        while r["epoch"] < n_epochs and not r["ended"]:
+            yield r["epoch"], r["pos"]
+
+    def _reached(self, r, epoch, pos, n):
+        """Progress ``r`` reached row ``pos`` of ``n`` in ``epoch``; at a pass's end, the
+        next one (or the end of the passes, by ``tol``)."""
+        if pos < n:
+            r["epoch"], r["pos"] = epoch, pos
+        else:
+            self._pass_ends(r, n)
+            r["epoch"], r["pos"] = epoch + 1, 0
+
+    def _check_passes(self, r):
+        """The ``tol`` record of a loaded checkpoint's progress."""
+        C = self._n_problems
+        check.array(r["at_start"], "_resume['at_start']", np.int64, (C,), within=(0, 2**62))
+        fewest = check.array(r["fewest"], "_resume['fewest']", np.float64, (C,))
+        if np.any(np.isnan(fewest) | (fewest < 0)):
+            check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
+        check.flag(r["improving"], "_resume['improving']")
+        check.flag(r["ended"], "_resume['ended']")
+
+    #: parameters added after models were first saved, with the value that does what a
+    #: model saved before them did (tol: it made its max_iter passes)
+    _added_params = {"tol": None}
+
+    def __setstate__(self, state):
+        # a model saved before max_iter: its passes under their former name
+        state = dict(state)
+        for name, before in self._added_params.items():
+            if name in self._get_param_names() and name not in state:
+                state[name] = before
+        for old in self._renamed:
+            if "max_iter" not in state and old in state:
+                state["max_iter"], state[old] = state[old], "deprecated"
+        super().__setstate__(state)

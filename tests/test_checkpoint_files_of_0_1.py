@@ -1,0 +1,50 @@
+"""A checkpoint written by marginkit 0.1 (tests/data/checkpoints, made by its
+generate.py) loads and resumes, as skops and as a pickle, though the class of its
+epochs' orders has moved since (``marginkit._base.EpochOrders`` then,
+``marginkit._checkpoints.EpochOrders`` now). The models of 0.1 are tests/test_compat.py's.
+"""
+
+import importlib.util
+import pickle
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+import marginkit
+from marginkit._checkpoints import EpochOrders
+
+DATA = Path(__file__).resolve().parent / "data" / "checkpoints"
+_spec = importlib.util.spec_from_file_location("generate_checkpoints", DATA / "generate.py")
+generate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(generate)
+EXPECTED = np.load(DATA / "alma_0.1_decisions.npy")
+
+
+def test_a_checkpoint_of_0_1_loads_and_resumes(tmp_path):
+    """It loads, predicts as 0.1's model did, and a fit resumes from it to the model of
+    an uninterrupted fit, the one 0.1 made, bit for bit."""
+    X, y = generate.data()
+    saved = marginkit.load(DATA / "alma_0.1.skops")
+    assert type(saved._resume["orders"]) is EpochOrders
+    np.testing.assert_array_equal(saved.decision_function(X), EXPECTED)
+    path = tmp_path / "ckpt.skops"
+    shutil.copy(DATA / "alma_0.1.skops", path)
+    resumed = generate.alma().fit(X, y, checkpoint=path)
+    np.testing.assert_array_equal(resumed.decision_function(X), EXPECTED)
+    plain = generate.alma().fit(X, y)
+    np.testing.assert_array_equal(plain.decision_function(X), EXPECTED)
+
+
+def test_a_pickled_checkpoint_of_0_1_loads():
+    """Pickles name classes by module path too: ``marginkit._base.EpochOrders`` still
+    finds the class, and its orders are those a fit makes now."""
+    X, _ = generate.data()
+    with open(DATA / "alma_0.1.pkl", "rb") as f:
+        est = pickle.load(f)
+    orders = est._resume["orders"]
+    assert type(orders) is EpochOrders
+    again = EpochOrders(X.shape[0], 3, True, 0)
+    for epoch in range(3):
+        np.testing.assert_array_equal(orders[epoch], again[epoch])
+    np.testing.assert_array_equal(est.decision_function(X), EXPECTED)

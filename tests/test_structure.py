@@ -1,0 +1,148 @@
+"""The structure of the package: which of its modules import which, and docstrings with
+every fragment filled in."""
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+
+import marginkit
+
+PACKAGE = Path(marginkit.__file__).resolve().parent
+
+
+def module_name(path):
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported(name, path):
+    """The marginkit modules that the module ``name`` (at ``path``) imports, wherever the
+    import statement stands (at the top, or inside a function)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            # `from . import _checks`: the module _checks; `from .x import f`: x
+            targets = [
+                f"{source}.{alias.name}" if f"{source}.{alias.name}" in MODULES else source
+                for alias in node.names
+            ]
+        else:
+            continue
+        found |= {target for target in targets if target in MODULES and target != name}
+    return found
+
+
+GRAPH = {name: imported(name, path) for name, path in MODULES.items()}
+
+
+def cycle_from(start):
+    """A path of imports from ``start`` back to itself, or None."""
+    stack, seen = [(start, [start])], set()
+    while stack:
+        node, path = stack.pop()
+        for nxt in sorted(GRAPH[node]):
+            if nxt == start:
+                return [*path, start]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, [*path, nxt]))
+    return None
+
+
+def test_the_graph_is_read():
+    """The parse finds the imports it is meant to (so that the checks below check)."""
+    assert "marginkit._registry" in GRAPH["marginkit._checks"]
+    assert "marginkit._core.linear" in GRAPH["marginkit._base"]
+    assert "marginkit._registry" in GRAPH["marginkit._core.kernel"]
+    assert "marginkit.persistence" in GRAPH["marginkit"]
+
+
+#: The experiments' runner looks its experiment up in the registry of its package
+#: (``marginkit.experiments``, which imports the runner) inside a worker's function, by
+#: design: the one circle there is, outside the library the estimators make up.
+EXPERIMENTS = "marginkit.experiments"
+
+
+def test_no_module_imports_itself_through_others():
+    """No import circle among marginkit's modules, counting the imports inside functions
+    and the package's ``__init__`` (which imports the public modules)."""
+    library = [name for name in GRAPH if not name.startswith(EXPERIMENTS)]
+    assert [cycle for cycle in map(cycle_from, library) if cycle] == []
+
+
+def test_only_the_command_line_imports_the_package():
+    """Only the command line and the tasks behind it import the package itself (its
+    ``__init__``, which imports the estimators), and nothing else imports them."""
+    assert {name for name, deps in GRAPH.items() if "marginkit" in deps} <= {
+        "marginkit.cli",
+        "marginkit.tasks",
+    }
+    users = {name for name, deps in GRAPH.items() if deps & {"marginkit.cli", "marginkit.tasks"}}
+    assert users <= {"marginkit.cli", "marginkit.tasks"}
+
+
+def test_the_registry_is_a_leaf():
+    assert GRAPH["marginkit._registry"] == set()
+
+
+@pytest.mark.parametrize(
+    "lower, upper",
+    [
+        ("marginkit._core", "marginkit.persistence"),
+        ("marginkit._checks", "marginkit.persistence"),
+        ("marginkit.persistence", "marginkit._base"),
+    ],
+)
+def test_lower_floors_import_no_upper_one(lower, upper):
+    """The engines import no persistence (they declare their classes to the registry),
+    the checks of loaded values import no persistence, and persistence no estimator."""
+
+    def reach(name):
+        seen, todo = set(), [name]
+        while todo:
+            for nxt in GRAPH[todo.pop()] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return seen
+
+    modules = [name for name in GRAPH if name == lower or name.startswith(lower + ".")]
+    assert modules
+    assert [name for name in modules if upper in reach(name)] == []
+
+
+ESTIMATORS = [
+    getattr(marginkit, name)
+    for name in marginkit.__all__
+    if inspect.isclass(getattr(marginkit, name))
+]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda cls: cls.__name__)
+def test_docstrings_have_no_unfilled_fragment(cls):
+    """A docstring fragment (``{PASSES_DOC}``) shows in no public estimator's docstring,
+    nor in those of its public methods and properties."""
+    docs = {cls.__name__: cls.__doc__}
+    for name, member in inspect.getmembers(cls):
+        if not name.startswith("_") and getattr(member, "__doc__", None):
+            docs[f"{cls.__name__}.{name}"] = member.__doc__
+    unfilled = {
+        where: re.findall(r"\{[A-Z][A-Z0-9_]*\}", doc)
+        for where, doc in docs.items()
+        if re.search(r"\{[A-Z][A-Z0-9_]*\}", doc)
+    }
+    assert unfilled == {}
