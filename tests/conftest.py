@@ -9,6 +9,10 @@ import pytest
 # reads when first imported: set here, before any test module imports it
 os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
+# the fixtures' generators (tests/data/*/generate.py) are scripts of the version that
+# wrote the files, not tests
+collect_ignore_glob = ["data/*"]
+
 #: The real data sets: $MARGINKIT_DATA when set, else ../shared/data beside the checkout
 SHARED_DATA = Path(
     os.environ.get("MARGINKIT_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data"
