@@ -290,6 +290,23 @@ def _dot_g(g, idx, val, n):
     return total
 
 
+@njit(inline="always", **NUMBA_OPTS)
+def _gather(idx, val, n, factor, work, m):
+    """``work.scratch[i] += factor * val`` over the n non-zeros ``(idx, val)`` of an
+    example: z = (x+ - x-) / 2 is gathered by coordinate, each coordinate met for the
+    first time marked in ``work.mark`` and listed in ``work.j_index`` from m. Returns
+    the number listed."""
+    scratch, mark, j_index = work.scratch, work.mark, work.j_index
+    for jj in range(n):
+        i = idx[jj]
+        if mark[i] == 0:
+            mark[i] = 1
+            j_index[m] = i
+            m += 1
+        scratch[i] += factor * val[jj]
+    return m
+
+
 @njit(**NUMBA_OPTS)
 def _closed_form(zn2, W, mz):
     """PUMMA's update at p = 2: ROMMA's closed form on z (Li and Long 2002, section 3).
@@ -450,25 +467,11 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                 seen |= mine
                 new_nnz = copy_row(rows, r, new_idx, new_val)
                 # z = (x+ - x-) / 2 on its coordinates, with theta there
-                m = 0
-                for jj in range(new_nnz):
-                    i = new_idx[jj]
-                    if mark[i] == 0:
-                        mark[i] = 1
-                        j_index[m] = i
-                        m += 1
-                    scratch[i] += 0.5 * yt * new_val[jj]
+                m = _gather(new_idx, new_val, new_nnz, 0.5 * yt, work, 0)
                 if yt > 0:
-                    o_idx, o_val, o_nnz = neg_idx, neg_val, neg_nnz
+                    m = _gather(neg_idx, neg_val, neg_nnz, -0.5 * yt, work, m)
                 else:
-                    o_idx, o_val, o_nnz = pos_idx, pos_val, pos_nnz
-                for jj in range(o_nnz):
-                    i = o_idx[jj]
-                    if mark[i] == 0:
-                        mark[i] = 1
-                        j_index[m] = i
-                        m += 1
-                    scratch[i] -= 0.5 * yt * o_val[jj]
+                    m = _gather(pos_idx, pos_val, pos_nnz, -0.5 * yt, work, m)
                 s_in = 0.0
                 for jj in range(m):
                     i = j_index[jj]
