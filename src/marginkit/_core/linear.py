@@ -102,8 +102,9 @@ class Rule(NamedTuple):
     reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``
     and ``max_updates``, aggressive ROMMA ``delta``.
 
-    ``max_updates`` is the margin Perceptron's budget (Kivinen, Smola and Williamson's
-    12 R^2 / gamma^2 updates for a guess gamma): :func:`linear_pass` stops, before
+    ``max_updates`` is the margin Perceptron's budget (the 12 R^2 / gamma_guess^2
+    updates after which a guess is halved, see
+    :class:`~marginkit.MarginPerceptronClassifier`): :func:`linear_pass` stops, before
     updating, at a trial that would make correction ``max_updates + 1``; -1 for none.
     """
 
@@ -139,8 +140,6 @@ DenseRows = namedtuple("DenseRows", ["X", "aug", "xscale"])
 #: ``indices[...]`` (unsigned, so that numba skips its negative-index wraparound),
 #: explicit zeros included. ``aug`` and ``xscale`` as in :data:`DenseRows`.
 CsrRows = namedtuple("CsrRows", ["indptr", "indices", "data", "aug", "xscale"])
-
-_EMPTY_X = np.zeros((0, 0))
 
 
 def rows_of(batch):
