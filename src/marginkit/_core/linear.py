@@ -217,42 +217,44 @@ def stored_dot(rows, r, g):
     raise NotImplementedError("compiled only")
 
 
-def _dense_add(rows, r, coef, total, w, sigma_total, p, log, hn, logging):
+def _dense_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
     X = rows.X
     touched = 0
     for j in range(X.shape[1]):
         xv = X[r, j]
         if xv != 0.0:
-            total += _touch(j, coef * xv, w.v, w.g, w.u, sigma_total, p)
+            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
             touched += 1
             if logging:
-                log.indices[hn] = j
-                log.data[hn] = xv
+                b_indices[hn] = j
+                b_data[hn] = xv
                 hn += 1
     return total, touched, hn
 
 
-def _csr_add(rows, r, coef, total, w, sigma_total, p, log, hn, logging):
+def _csr_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
     lo = rows.indptr[r]
     hi = rows.indptr[r + 1]
     for jj in range(lo, hi):
         i = rows.indices[jj]
         xv = rows.data[jj]
-        total += _touch(i, coef * xv, w.v, w.g, w.u, sigma_total, p)
+        total += _touch(i, coef * xv, v, g, u, sigma_total, p)
         if logging:
-            log.indices[hn] = i
-            log.data[hn] = xv
+            b_indices[hn] = i
+            b_data[hn] = xv
             hn += 1
     return total, hi - lo, hn
 
 
 @_by_format(_dense_add, _csr_add)
-def add_row(rows, r, coef, total, w, sigma_total, p, log, hn, logging):
+def add_row(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
     """v += coef x_r on the row's stored coordinates (the non-zeros of a dense row, every
     stored value of a CSR row), each by :func:`_touch`, the bias coordinate left out.
 
     ``total`` (S = sum |v|^p) receives each coordinate's change in column order. With
-    ``logging`` each coordinate and value is logged in ``log``'s block from ``hn``.
+    ``logging`` each coordinate and value is logged in the log's block (``b_indices``,
+    ``b_data``) from ``hn``. Arrays, not the bundles: the passes call it per update,
+    and numba would count the references of every array of a bundle at each call.
     Returns ``(total, touched, hn)``: S, the coordinates touched and the log's fill.
     """
     raise NotImplementedError("compiled only")
@@ -431,30 +433,30 @@ def row_dot(rows, r, g):
 
 
 @njit(inline="always", **NUMBA_OPTS)
-def fold_scale(w, s, sigma_total, p):
+def fold_scale(v, g, acc, u, s, sigma_total, p):
     """Fold the scale s of theta = s v into v (before S = sum |v|^p can overflow): the
     lazy average is flushed first (it restarts with Sigma = 0), v is multiplied by s and
     g and S are recomputed exactly from it. Returns S; the caller sets s = 1."""
-    _flush_average(w.g, w.acc, w.u, sigma_total)
-    v = w.v
+    _flush_average(g, acc, u, sigma_total)
     for i in range(v.shape[0]):
         v[i] *= s
-    return _recompute(v, w.g, p)
+    return _recompute(v, g, p)
 
 
 @njit(inline="always", **NUMBA_OPTS)
-def end_trial(w, log, logging, hk, trials, sigma_total, sigma_w):
+def end_trial(g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w):
     """The end of a trial: its post-trial hypothesis (the current one, of scale
     ``sigma_w``) enters the average (Freund and Schapire 1999) and, with ``logging``,
-    the count of trials hypothesis ``hk`` survived. Returns ``(trials, Sigma)``."""
+    ``h_count[hk]``, the count of trials hypothesis ``hk`` survived. Returns
+    ``(trials, Sigma)``. (Arrays, not the bundles, as for :func:`add_row`.)"""
     trials += 1
     if logging:
-        log.count[hk] += 1
+        h_count[hk] += 1
     sigma_total += sigma_w
     if sigma_w < FLUSH_RATIO * sigma_total:
         # sigma has become small against Sigma: restart Sigma before the
         # differences Sigma - last_i lose their digits
-        _flush_average(w.g, w.acc, w.u, sigma_total)
+        _flush_average(g, acc, u, sigma_total)
         sigma_total = 0.0
     return trials, sigma_total
 
@@ -547,6 +549,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     """
     v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
     h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
+    h_count, b_indices, b_data = log.count, log.indices, log.data
     kind, alpha, B, C = rule.kind, rule.alpha, rule.B, rule.C
     gamma_guess, delta, max_updates = rule.gamma_guess, rule.delta, rule.max_updates
     p, fold_below = norm.p, norm.fold_below
@@ -558,7 +561,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     sqrt_pm1 = np.sqrt(p - 1.0)
     threshold_scale = (1.0 - alpha) * B * sqrt_pm1
     cap_k = h_coef.shape[0]
-    cap_nnz = log.data.shape[0]
+    cap_nnz = b_data.shape[0]
     # the state, held in locals for the loop
     s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
     threshold = threshold_scale / np.sqrt(k)
@@ -632,14 +635,14 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     h_start[hk] = hn
                 pending = 1.0
                 total, touched, hn = add_row(
-                    rows, r, coef, total, w, sigma_total, p, log, hn, logging
+                    rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging
                 )
                 if extra:
                     total += _touch(d - 1, coef * aug, v, g, u, sigma_total, p)
                     touched += 1
                     if logging:
-                        log.indices[hn] = d - 1
-                        log.data[hn] = aug
+                        b_indices[hn] = d - 1
+                        b_data[hn] = aug
                         hn += 1
                 work += touched
                 if work >= d:
@@ -659,14 +662,16 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                 k += 1
                 threshold = threshold_scale / np.sqrt(k)
                 if s < fold_below or s * fold_below > 1.0:
-                    total = fold_scale(w, s, sigma_total, p)
+                    total = fold_scale(v, g, acc, u, s, sigma_total, p)
                     sigma_total = 0.0
                     work = 0.0
                     pending *= s
                     s = 1.0
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        trials, sigma_total = end_trial(w, log, logging, hk, trials, sigma_total, sigma_w)
+        trials, sigma_total = end_trial(
+            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
+        )
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     ist[I_BUDGET] = budget_out

@@ -291,12 +291,10 @@ def _dot_g(g, idx, val, n):
 
 
 @njit(inline="always", **NUMBA_OPTS)
-def _gather(idx, val, n, factor, work, m):
-    """``work.scratch[i] += factor * val`` over the n non-zeros ``(idx, val)`` of an
-    example: z = (x+ - x-) / 2 is gathered by coordinate, each coordinate met for the
-    first time marked in ``work.mark`` and listed in ``work.j_index`` from m. Returns
-    the number listed."""
-    scratch, mark, j_index = work.scratch, work.mark, work.j_index
+def _gather(idx, val, n, factor, scratch, mark, j_index, m):
+    """``scratch[i] += factor * val`` over the n non-zeros ``(idx, val)`` of an example:
+    z = (x+ - x-) / 2 is gathered by coordinate, each coordinate met for the first time
+    marked in ``mark`` and listed in ``j_index`` from m. Returns the number listed."""
     for jj in range(n):
         i = idx[jj]
         if mark[i] == 0:
@@ -393,7 +391,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     """
     v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
     h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
-    b_indices, b_data = log.indices, log.data
+    h_count, b_indices, b_data = log.count, log.indices, log.data
     p, delta, lam, fold_below = rule.p, rule.delta, rule.lam, rule.fold_below
     pf, pi, slack = support.pf, support.pi, support.slack
     pos_idx, pos_val, neg_idx, neg_val = (
@@ -467,11 +465,11 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                 seen |= mine
                 new_nnz = copy_row(rows, r, new_idx, new_val)
                 # z = (x+ - x-) / 2 on its coordinates, with theta there
-                m = _gather(new_idx, new_val, new_nnz, 0.5 * yt, work, 0)
+                m = _gather(new_idx, new_val, new_nnz, 0.5 * yt, scratch, mark, j_index, 0)
                 if yt > 0:
-                    m = _gather(neg_idx, neg_val, neg_nnz, -0.5 * yt, work, m)
+                    m = _gather(neg_idx, neg_val, neg_nnz, -0.5 * yt, scratch, mark, j_index, m)
                 else:
-                    m = _gather(pos_idx, pos_val, pos_nnz, -0.5 * yt, work, m)
+                    m = _gather(pos_idx, pos_val, pos_nnz, -0.5 * yt, scratch, mark, j_index, m)
                 s_in = 0.0
                 for jj in range(m):
                     i = j_index[jj]
@@ -583,7 +581,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                     if logging:
                         h_sigma[hk] = _sigma(s, total, p)
                     if s < fold_below or s * fold_below > 1.0:
-                        total = fold_scale(w, s, sigma_total, p)
+                        total = fold_scale(v, g, acc, u, s, sigma_total, p)
                         sigma_total = 0.0
                         if lam > 0.0:
                             for i in range(slack.shape[0]):
@@ -608,7 +606,9 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                         h_bias[hk] = bias
                     hk += 1
                     k += 1
-        trials, sigma_total = end_trial(w, log, logging, hk, trials, sigma_total, sigma_w)
+        trials, sigma_total = end_trial(
+            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
+        )
         bias_sum += bias
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials)
