@@ -7,7 +7,6 @@ import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
 from reference import (
-    kernel_pumma_binary,
     ovr_targets,
     ovr_until_quiet,
     pumma_binary,
@@ -17,6 +16,7 @@ from reference import (
 from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import KernelPUMMAClassifier, PUMMAClassifier
+from marginkit._core import pumma as K
 
 
 def rel_err(a, b):
@@ -71,26 +71,30 @@ def test_equals_reference(p, lam, sparse, n_classes):
         assert np.isclose(clf.intercept_[j], b, rtol=1e-7, atol=1e-9)
 
 
-class NewtonAt2(PUMMAClassifier):
-    _newton_at_2 = True
-
-
-@pytest.mark.exactness
-@pytest.mark.parametrize("lam", [0.0, 0.5])
-def test_closed_form_equals_newton(lam):
-    X, y = shifted_blobs(n=200, d=8, seed=11)
-    closed = PUMMAClassifier(delta=0.05, lam=lam, output="last").fit(X, y)
-    newton = NewtonAt2(delta=0.05, lam=lam, output="last").fit(X, y)
-    with tie_free(rtol=1e-8):  # the epochs both made, replayed on the linear Gram matrix
-        ovr_until_quiet(
-            lambda t, **kw: kernel_pumma_binary(X @ X.T, t, 0.05, lam, **kw),
-            ovr_targets(y, np.unique(y)),
-            closed.n_epochs_,
-        )
-    assert newton.n_newton_steps_ > 0 and closed.n_newton_steps_ == 0
-    assert closed.n_updates_ == newton.n_updates_
-    np.testing.assert_allclose(newton.coef_, closed.coef_, rtol=1e-9)
-    np.testing.assert_allclose(newton.intercept_, closed.intercept_, rtol=1e-9)
+def test_closed_form_equals_newton():
+    """At p = 2 the pass takes ROMMA's closed form on z (``_closed_form``); Newton's
+    method on the same dual (``_newton_update``, the update of every other p) finds the
+    same update, and resets where it does."""
+    rng = np.random.default_rng(11)
+    solved = 0
+    for _ in range(300):
+        m = int(rng.integers(1, 8))
+        theta, z = rng.normal(size=m), rng.normal(size=m)
+        s = rng.uniform(0.25, 4.0)  # theta = s v
+        s_in = float(theta @ theta) / s**2  # sum v_i^2 on z's coordinates
+        total = s_in + rng.uniform(0.0, 3.0) / s**2  # and off them
+        W, mz, zn2 = s * s * total, float(theta @ z), float(z @ z)
+        if mz >= 1.0:
+            continue  # z . w >= 1 already: no trial of PUMMA updates there
+        reset, a, c = K._closed_form(zn2, W, mz)
+        steps = np.zeros(1, dtype=np.int64)
+        n_reset, n_a, n_c = K._newton_update(theta, z, m, s, total, s_in, W, mz, zn2, 2.0, steps)
+        assert n_reset == reset
+        if not reset:
+            assert steps[0] > 0
+            np.testing.assert_allclose([n_a, n_c], [a, c], rtol=1e-9)
+            solved += 1
+    assert solved > 100
 
 
 def test_partial_fit_equals_one_epoch():

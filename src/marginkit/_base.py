@@ -391,30 +391,10 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _run(self, state, batch, y_pm, order, start):
         """One compiled pass from ``start``; returns the position reached."""
-        rule = self._rule_args()
-        return L.linear_pass(
-            batch.X,
-            batch.indptr,
-            batch.indices,
-            batch.data,
-            batch.is_sparse,
-            batch.aug,
-            batch.xscale,
-            y_pm,
-            order,
-            start,
-            rule.kind,
-            self.p_,
-            rule.alpha,
-            rule.B,
-            rule.C,
-            rule.gamma_guess,
-            rule.delta,
-            self._max_updates,
-            self._fold_below,
-            state.weights(),
-            state.log(),
-        )
+        rule = self._rule_args()._replace(max_updates=self._max_updates)
+        norm = L.Norm(self.p_, self._fold_below)
+        rows = L.rows_of(batch)
+        return L.linear_pass(rows, y_pm, order, start, rule, norm, state.weights(), state.log())
 
     def _resolve_p(self, d):
         return 2.0

@@ -49,6 +49,22 @@ class PUMMAState(PNormState):
         self.neg_val = np.zeros(d)
         self.newton_count = np.zeros(1, dtype=np.int64)
 
+    def support(self, slack):
+        """What PUMMA keeps beside the weights, with the slack coordinates ``slack`` of
+        the current data, as :func:`marginkit._core.pumma.pumma_pass` takes it."""
+        return K.Support(
+            self.pf,
+            self.pi,
+            self.pos_idx,
+            self.pos_val,
+            self.neg_idx,
+            self.neg_val,
+            slack,
+            self.h_sigma,
+            self.h_bias,
+            self.newton_count,
+        )
+
     def make_room(self, row_nnz):
         super().make_room(row_nnz)
         cap = self.h_coef.shape[0]
@@ -330,8 +346,6 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     # a functional margin of 1: w . x + b does not change with the scale of x
     _weight_degree = -1
     _state_class = PUMMAState
-    # the Newton solver at p = 2 too (to check the closed form against it)
-    _newton_at_2 = False
 
     def __init__(
         self,
@@ -371,49 +385,18 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self._states = [PUMMAState(d, self.p_, self._keeps_log) for _ in range(self._n_problems)]
         self.n_epochs_ = 0
         self.converged_ = False
-        self._work = _Work(d)
         self._model_lam()  # a ValueError, before any training, when lam swamps the data
 
     def _run_pumma(self, state, batch, y_pm, order, slack, start=0):
         """One pass over ``order[start:]``; returns the updates and conflicts it made."""
         before = state.n_corrections, int(state.pi[K.Q_CONFLICTS])
-        w = self._work
+        rows = L.rows_of(batch)
+        rule = K.PUMMARule(self.p_, float(self.delta), self._model_lam(), self._fold_below)
+        work = K.new_work(state.d)  # scratch: made for the pass, never saved
         pos = start
         while pos < order.shape[0]:
-            pos = K.pumma_pass(
-                batch.X,
-                batch.indptr,
-                batch.indices,
-                batch.data,
-                batch.is_sparse,
-                y_pm,
-                order,
-                pos,
-                self.p_,
-                float(self.delta),
-                self._model_lam(),
-                self._newton_at_2,
-                self._fold_below,
-                state.weights(),
-                state.log(),
-                state.h_sigma,
-                state.h_bias,
-                state.pf,
-                state.pi,
-                state.pos_idx,
-                state.pos_val,
-                state.neg_idx,
-                state.neg_val,
-                w.new_idx,
-                w.new_val,
-                slack,
-                w.scratch,
-                w.mark,
-                w.j_index,
-                w.j_theta,
-                w.j_z,
-                state.newton_count,
-            )
+            w, log, support = state.weights(), state.log(), state.support(slack)
+            pos = K.pumma_pass(rows, y_pm, order, pos, rule, w, log, support, work)
             if pos < order.shape[0]:
                 stored = max(state.pi[K.Q_POS_NNZ], state.pi[K.Q_NEG_NNZ])
                 state.make_room(batch.max_row_nnz(order[pos : pos + 1]) + int(stored))
@@ -427,11 +410,13 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _learned(self):
         required, optional = super()._learned()
-        return required | {"_work", "n_newton_steps_"}, optional
+        return required | {"n_newton_steps_"}, optional
 
-    def _check_fitted(self):
-        super()._check_fitted()
-        check.instance(self._work, "_work", _Work)._check_loaded("_work", self.n_features_in_)
+    def __setstate__(self, state):
+        # models saved by marginkit 0.1 hold the pass's scratch: made afresh per pass now
+        state = dict(state)
+        state.pop("_work", None)
+        super().__setstate__(state)
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
@@ -543,31 +528,9 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
 @trusted_type
 class _Work:
-    """Work arrays of the compiled pass (zeroed between uses)."""
-
-    def __init__(self, d):
-        self.new_idx = np.zeros(d, dtype=np.int64)
-        self.new_val = np.zeros(d)
-        self.scratch = np.zeros(d)
-        self.mark = np.zeros(d, dtype=np.int8)
-        self.j_index = np.zeros(2 * d + 2, dtype=np.int64)
-        self.j_theta = np.zeros(2 * d + 2)
-        self.j_z = np.zeros(2 * d + 2)
-
-    def _check_loaded(self, where, d):
-        """Work arrays of the sizes :func:`marginkit._core.pumma.pumma_pass` writes in, with
-        ``scratch`` and ``mark`` zeroed as it leaves them."""
-        w = f"{where}."
-        sizes = {"new_idx": d, "new_val": d, "scratch": d, "mark": d}
-        sizes.update({"j_index": 2 * d + 2, "j_theta": 2 * d + 2, "j_z": 2 * d + 2})
-        check.attributes(self, where, tuple(sizes))
-        for name, size in sizes.items():
-            dtype = np.int64 if name.endswith("index") or name.endswith("idx") else np.float64
-            check.array(
-                getattr(self, name), w + name, np.int8 if name == "mark" else dtype, (size,)
-            )
-        if self.scratch.any() or self.mark.any():
-            check.fail(w + "scratch", "and mark must be zeroed")
+    """The scratch of the compiled pass that models saved by marginkit 0.1 hold (as
+    ``_work``): such files still load, and :meth:`PUMMAClassifier.__setstate__` drops
+    it (the scratch is made for each pass, :func:`marginkit._core.pumma.new_work`)."""
 
 
 class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):

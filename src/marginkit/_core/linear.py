@@ -40,11 +40,13 @@ memory is O(d) however long the stream.
 No fastmath: a reordered sum could flip which trial triggers a correction.
 """
 
+import inspect
 from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 NUMBA_OPTS = {"cache": True, "nogil": True, "fastmath": False}
 
@@ -97,8 +99,14 @@ RULE_AGGRESSIVE_ROMMA = 4  # the same projection whenever y w . x < 1 - delta
 class Rule(NamedTuple):
     """An update rule and its parameters, as the estimators hand them to the compiled
     walks (:func:`linear_pass`, :func:`marginkit._core.kernel.kernel_walk`); a rule
-    reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``,
-    aggressive ROMMA ``delta``."""
+    reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``
+    and ``max_updates``, aggressive ROMMA ``delta``.
+
+    ``max_updates`` is the margin Perceptron's budget (the 12 R^2 / gamma_guess^2
+    updates after which a guess is halved, see
+    :class:`~marginkit.MarginPerceptronClassifier`): :func:`linear_pass` stops, before
+    updating, at a trial that would make correction ``max_updates + 1``; -1 for none.
+    """
 
     kind: int
     alpha: float = 0.0
@@ -106,6 +114,178 @@ class Rule(NamedTuple):
     C: float = 0.0
     gamma_guess: float = 0.0
     delta: float = 0.0
+    max_updates: int = -1
+
+
+#: The geometry of a p-norm pass: the norm ``p`` of the instances (the weights live in
+#: the dual q-norm), and ``fold_below``, the scale s of theta = s v outside
+#: ``[fold_below, 1 / fold_below]`` at which the pass folds s into v before
+#: S = sum |v|^p can overflow (``s^p`` near 1e-200).
+Norm = namedtuple("Norm", ["p", "fold_below"])
+
+
+# -- one row reader for dense and CSR rows ----------------------------------------------
+# The passes read a row through the functions below, which numba compiles once per
+# format: a pass holds no branch on the format, and each format keeps the arithmetic
+# (and so every rounding) it always had.
+
+#: Dense rows: ``X`` (n, n_features), C-contiguous float64. ``aug`` != 0 appends a
+#: constant coordinate holding ``aug`` to every row (the (x, -R) bias augmentation, at
+#: index d - 1 of the weights); ``xscale[r]`` caches ``1 / ||(x_r, aug)||_p`` (ALMA's
+#: normalisation; 1 for the rules that do not normalise; 0 for a zero row, which never
+#: updates; negative for "not computed yet", filled in by the pass).
+DenseRows = namedtuple("DenseRows", ["X", "aug", "xscale"])
+
+#: CSR rows: row r holds the values ``data[indptr[r]:indptr[r + 1]]`` at the columns
+#: ``indices[...]`` (unsigned, so that numba skips its negative-index wraparound),
+#: explicit zeros included. ``aug`` and ``xscale`` as in :data:`DenseRows`.
+CsrRows = namedtuple("CsrRows", ["indptr", "indices", "data", "aug", "xscale"])
+
+
+def rows_of(batch):
+    """The rows of a batch (``X``, or ``indptr, indices, data`` where ``is_sparse``, and
+    ``aug``, ``xscale``) as the passes read them: :data:`DenseRows` or :data:`CsrRows`."""
+    if batch.is_sparse:
+        return CsrRows(batch.indptr, batch.indices, batch.data, batch.aug, batch.xscale)
+    return DenseRows(batch.X, batch.aug, batch.xscale)
+
+
+def _by_format(dense, sparse):
+    """Make the stub it decorates a compiled function of ``(rows, ...)`` that runs
+    ``dense`` on :data:`DenseRows` and ``sparse`` on :data:`CsrRows` (inlined)."""
+
+    def decorate(stub):
+        def choose(rows, *args):
+            if isinstance(rows, types.BaseNamedTuple):
+                if rows.instance_class is DenseRows:
+                    return dense
+                if rows.instance_class is CsrRows:
+                    return sparse
+            return None
+
+        choose.__signature__ = inspect.signature(stub)
+        overload(stub, inline="always")(choose)
+        return stub
+
+    return decorate
+
+
+def _dense_count(rows, r):
+    return rows.X.shape[1]
+
+
+def _csr_count(rows, r):
+    return rows.indptr[r + 1] - rows.indptr[r]
+
+
+@_by_format(_dense_count, _csr_count)
+def stored_count(rows, r):
+    """The number of values row r stores: every column of a dense row, the non-zeros
+    (explicit zeros included) of a CSR row; the bias coordinate not counted."""
+    raise NotImplementedError("compiled only")
+
+
+def _dense_values(rows, r):
+    return rows.X[r]
+
+
+def _csr_values(rows, r):
+    return rows.data[rows.indptr[r] : rows.indptr[r + 1]]
+
+
+@_by_format(_dense_values, _csr_values)
+def stored_values(rows, r):
+    """The values row r stores (a view), in column order."""
+    raise NotImplementedError("compiled only")
+
+
+def _dense_dot(rows, r, g):
+    return np.dot(g[: rows.X.shape[1]], rows.X[r])
+
+
+def _csr_dot(rows, r, g):
+    total = 0.0
+    for jj in range(rows.indptr[r], rows.indptr[r + 1]):
+        total += g[rows.indices[jj]] * rows.data[jj]
+    return total
+
+
+@_by_format(_dense_dot, _csr_dot)
+def stored_dot(rows, r, g):
+    """``g . x_r`` over the stored values of row r (BLAS for a dense row, a loop in
+    column order for a CSR row), the bias coordinate left out."""
+    raise NotImplementedError("compiled only")
+
+
+def _dense_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
+    X = rows.X
+    touched = 0
+    for j in range(X.shape[1]):
+        xv = X[r, j]
+        if xv != 0.0:
+            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
+            touched += 1
+            if logging:
+                b_indices[hn] = j
+                b_data[hn] = xv
+                hn += 1
+    return total, touched, hn
+
+
+def _csr_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
+    lo = rows.indptr[r]
+    hi = rows.indptr[r + 1]
+    for jj in range(lo, hi):
+        i = rows.indices[jj]
+        xv = rows.data[jj]
+        total += _touch(i, coef * xv, v, g, u, sigma_total, p)
+        if logging:
+            b_indices[hn] = i
+            b_data[hn] = xv
+            hn += 1
+    return total, hi - lo, hn
+
+
+@_by_format(_dense_add, _csr_add)
+def add_row(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
+    """v += coef x_r on the row's stored coordinates (the non-zeros of a dense row, every
+    stored value of a CSR row), each by :func:`_touch`, the bias coordinate left out.
+
+    ``total`` (S = sum |v|^p) receives each coordinate's change in column order. With
+    ``logging`` each coordinate and value is logged in the log's block (``b_indices``,
+    ``b_data``) from ``hn``. Arrays, not the bundles: the passes call it per update,
+    and numba would count the references of every array of a bundle at each call.
+    Returns ``(total, touched, hn)``: S, the coordinates touched and the log's fill.
+    """
+    raise NotImplementedError("compiled only")
+
+
+def _dense_copy(rows, r, out_idx, out_val):
+    X = rows.X
+    n = 0
+    for j in range(X.shape[1]):
+        if X[r, j] != 0.0:
+            out_idx[n] = j
+            out_val[n] = X[r, j]
+            n += 1
+    return n
+
+
+def _csr_copy(rows, r, out_idx, out_val):
+    n = 0
+    for jj in range(rows.indptr[r], rows.indptr[r + 1]):
+        if rows.data[jj] != 0.0:
+            out_idx[n] = rows.indices[jj]
+            out_val[n] = rows.data[jj]
+            n += 1
+    return n
+
+
+@_by_format(_dense_copy, _csr_copy)
+def copy_row(rows, r, out_idx, out_val):
+    """The non-zeros of row r (in column order) into ``(out_idx, out_val)``; returns
+    their number."""
+    raise NotImplementedError("compiled only")
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -186,12 +366,10 @@ def _touch(i, delta, v, g, u, sigma_total, p):
 
 
 @njit(**NUMBA_OPTS)
-def row_scale(X, indptr, indices, data, is_sparse, r, aug, p):
+def row_scale(rows, r, p):
     """1 / ||(x_r, aug)||_p, or 0 for the zero vector; overflow-safe for large p."""
-    if is_sparse:
-        norm = scaled_norm(data[indptr[r] : indptr[r + 1]], p)
-    else:
-        norm = scaled_norm(X[r], p)
+    norm = scaled_norm(stored_values(rows, r), p)
+    aug = rows.aug
     if aug != 0.0:
         a = abs(aug)
         big = max(norm, a)
@@ -239,14 +417,48 @@ def _reset(v, g, acc, u, sigma_total, p):
 
 
 @njit(**NUMBA_OPTS)
-def _row_sqnorm(X, indptr, data, is_sparse, r, aug):
+def _row_sqnorm(rows, r):
     """||(x_r, aug)||_2^2."""
-    if is_sparse:
-        vals = data[indptr[r] : indptr[r + 1]]
-        total = np.dot(vals, vals)
-    else:
-        total = np.dot(X[r], X[r])
-    return total + aug * aug
+    vals = stored_values(rows, r)
+    return np.dot(vals, vals) + rows.aug * rows.aug
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def row_dot(rows, r, g):
+    """``g . (x_r, aug)``: the stored values, then the bias coordinate (index d - 1)."""
+    dot = stored_dot(rows, r, g)
+    if rows.aug != 0.0:
+        dot += g[g.shape[0] - 1] * rows.aug
+    return dot
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def fold_scale(v, g, acc, u, s, sigma_total, p):
+    """Fold the scale s of theta = s v into v (before S = sum |v|^p can overflow): the
+    lazy average is flushed first (it restarts with Sigma = 0), v is multiplied by s and
+    g and S are recomputed exactly from it. Returns S; the caller sets s = 1."""
+    _flush_average(g, acc, u, sigma_total)
+    for i in range(v.shape[0]):
+        v[i] *= s
+    return _recompute(v, g, p)
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def end_trial(g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w):
+    """The end of a trial: its post-trial hypothesis (the current one, of scale
+    ``sigma_w``) enters the average (Freund and Schapire 1999) and, with ``logging``,
+    ``h_count[hk]``, the count of trials hypothesis ``hk`` survived. Returns
+    ``(trials, Sigma)``. (Arrays, not the bundles, as for :func:`add_row`.)"""
+    trials += 1
+    if logging:
+        h_count[hk] += 1
+    sigma_total += sigma_w
+    if sigma_w < FLUSH_RATIO * sigma_total:
+        # sigma has become small against Sigma: restart Sigma before the
+        # differences Sigma - last_i lose their digits
+        _flush_average(g, acc, u, sigma_total)
+        sigma_total = 0.0
+    return trials, sigma_total
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -282,32 +494,10 @@ def store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk,
 
 
 @njit(**NUMBA_OPTS)
-def linear_pass(
-    X,
-    indptr,
-    indices,
-    data,
-    is_sparse,
-    aug,
-    xscale,
-    y,
-    order,
-    start,
-    rule,
-    p,
-    alpha,
-    B,
-    C,
-    gamma_guess,
-    delta,
-    max_updates,
-    fold_below,
-    w,
-    log,
-):
+def linear_pass(rows, y, order, start, rule, norm, w, log):
     """One pass of an additive p-norm online algorithm on one binary problem.
 
-    ``rule`` chooses the algorithm (the ``RULE_*`` constants):
+    ``rule.kind`` chooses the algorithm (the ``RULE_*`` constants):
 
     - ALMA_p(alpha; B, C), Figure 1 of Gentile (2001), on normalised instances;
     - the Perceptron, w += y x when y w . x <= 0;
@@ -318,30 +508,56 @@ def linear_pass(
       w' = c w + d y x of their section 3 (w' = y x / ||x||^2 when only the second
       constraint binds, also the first update).
 
-    The last four are for p = 2 and do not normalise the instances. Rows
-    ``order[start:]`` of X (dense, or CSR given as ``indptr, indices, data``) are
-    presented in that order. ``aug`` != 0 appends a constant coordinate (index d - 1)
-    holding ``aug`` to every instance (the (x, -R) bias augmentation). ``xscale[r]`` is
-    ``1 / ||x_r||_p`` for ALMA and 1 for the others (0 for x_r = 0, which never updates:
-    Gentile's footnote 3; negative for "not computed yet", filled in here). ``y`` holds
-    +1 / -1 for every row of X. The pass also stops, before updating, at a trial that
-    would make correction ``max_updates + 1`` (the margin Perceptron's budget; -1 for
-    none), and then sets ``ist[I_BUDGET]``.
+    The last four are for p = 2 and do not normalise the instances.
 
-    ``w`` holds the weights and scalar state (:data:`Weights`). With ``ist[I_LOG]``
-    corrections are logged in ``log`` (:data:`Log`; the current block filled up to
-    ``ist[I_HNNZ]``); otherwise ``log`` is not touched. Returns the position in
-    ``order`` reached: ``len(order)`` when done, less when the log is full (the caller
-    makes room and calls again from there).
+    Parameters
+    ----------
+    rows : DenseRows or CsrRows
+        The instances (:data:`DenseRows`, :data:`CsrRows`): the rows, the bias
+        coordinate ``aug`` appended to each when not 0 (index d - 1 of the weights),
+        and ``xscale``, ``1 / ||(x_r, aug)||_p`` for ALMA (Figure 1 normalises the
+        instances) and 1 for the others; 0 for a zero row, which never updates
+        (Gentile's footnote 3), negative for "not computed yet": the pass fills it in
+        on a row's first trial.
+    y : ndarray of float64, shape (n,)
+        +1 / -1 for every row of ``rows`` (one one-vs-rest problem).
+    order : ndarray of int64
+        The rows in the order of their trials.
+    start : int
+        The position in ``order`` to start from.
+    rule : Rule
+        The update rule and its parameters (:class:`Rule`); ``rule.max_updates`` stops
+        the pass, before updating, at a trial that would make correction
+        ``max_updates + 1`` (the margin Perceptron's budget; -1 for none), and then
+        sets ``ist[I_BUDGET]``.
+    norm : Norm
+        ``p`` (the norm of the instances; the weights live in the dual q-norm,
+        section 2 of the paper) and ``fold_below`` (:data:`Norm`).
+    w : Weights
+        The weights and scalar state (:data:`Weights`), updated in place.
+    log : Log
+        The correction log (:data:`Log`; its current block, filled up to
+        ``ist[I_HNNZ]``): every correction is logged there when ``ist[I_LOG]`` is set
+        (for the voted output); otherwise it is not touched.
+
+    Returns
+    -------
+    int
+        The position in ``order`` reached: ``len(order)`` when done, less when the log
+        is full (the caller makes room and calls again from there) or the budget is
+        spent.
     """
     v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
     h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
     h_count, b_indices, b_data = log.count, log.indices, log.data
+    kind, alpha, B, C = rule.kind, rule.alpha, rule.B, rule.C
+    gamma_guess, delta, max_updates = rule.gamma_guess, rule.delta, rule.max_updates
+    p, fold_below = norm.p, norm.fold_below
+    xscale, aug = rows.xscale, rows.aug
     logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
     extra = 1 if aug != 0.0 else 0
-    n_feat = d - extra
     sqrt_pm1 = np.sqrt(p - 1.0)
     threshold_scale = (1.0 - alpha) * B * sqrt_pm1
     cap_k = h_coef.shape[0]
@@ -353,51 +569,36 @@ def linear_pass(
     pos = start
     while pos < n_total:
         r = order[pos]
-        if is_sparse:
-            lo = indptr[r]
-            hi = indptr[r + 1]
-            row_nnz = hi - lo
-        else:
-            lo = 0
-            hi = 0
-            row_nnz = n_feat
         xs = xscale[r]
         if xs < 0.0:
-            if rule == RULE_ALMA:
-                xs = row_scale(X, indptr, indices, data, is_sparse, r, aug, p)
+            if kind == RULE_ALMA:
+                xs = row_scale(rows, r, p)
             else:
                 # not normalised: a zero row is only found (and marked) when it would
                 # update, so that a trial costs the one dot product
                 xs = 1.0
             xscale[r] = xs
         # Room in the log for a correction on this row?
-        if logging and xs > 0.0 and (hk >= cap_k or hn + row_nnz + extra > cap_nnz):
+        if logging and xs > 0.0 and (hk >= cap_k or hn + stored_count(rows, r) + extra > cap_nnz):
             break
         if xs > 0.0:
             yt = y[r]
             # margin y_t w_k . x_hat_t with w = sigma * g
-            if is_sparse:
-                dot = 0.0
-                for jj in range(lo, hi):
-                    dot += g[indices[jj]] * data[jj]
-            else:
-                dot = np.dot(g[:n_feat], X[r])
-            if extra:
-                dot += g[d - 1] * aug
+            dot = row_dot(rows, r, g)
             margin = yt * sigma_w * dot * xs
-            if rule == RULE_ALMA:
+            if kind == RULE_ALMA:
                 update = margin <= threshold
-            elif rule == RULE_MARGIN_PERCEPTRON:
+            elif kind == RULE_MARGIN_PERCEPTRON:
                 wnorm2 = s * s * total
                 update = wnorm2 <= 0.0 or margin < 0.5 * gamma_guess * np.sqrt(wnorm2)
-            elif rule == RULE_AGGRESSIVE_ROMMA:
+            elif kind == RULE_AGGRESSIVE_ROMMA:
                 update = margin < 1.0 - delta
             else:
                 update = margin <= 0.0
             x2 = 0.0
-            if update and rule != RULE_ALMA and (dot == 0.0 or rule >= RULE_ROMMA):
+            if update and kind != RULE_ALMA and (dot == 0.0 or kind >= RULE_ROMMA):
                 # ROMMA needs ||x||^2; the Perceptrons only to tell x = 0 (where dot = 0)
-                x2 = _row_sqnorm(X, indptr, data, is_sparse, r, aug)
+                x2 = _row_sqnorm(rows, r)
                 if x2 == 0.0:
                     # x = 0 never updates (as in ALMA, Gentile's footnote 3)
                     update = False
@@ -406,11 +607,11 @@ def linear_pass(
                 budget_out = 1
                 break
             if update:
-                if rule == RULE_ALMA:
+                if kind == RULE_ALMA:
                     eta = C / (sqrt_pm1 * np.sqrt(k))
                     # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
                     coef = eta * yt * xs / s
-                elif rule == RULE_ROMMA or rule == RULE_AGGRESSIVE_ROMMA:
+                elif kind == RULE_ROMMA or kind == RULE_AGGRESSIVE_ROMMA:
                     wnorm2 = s * s * total
                     gap = x2 * wnorm2 - margin * margin
                     if wnorm2 <= 0.0 or margin >= x2 * wnorm2 or gap <= 1e-12 * x2 * wnorm2:
@@ -433,27 +634,9 @@ def linear_pass(
                     h_rescale[hk] = pending
                     h_start[hk] = hn
                 pending = 1.0
-                touched = 0
-                if is_sparse:
-                    for jj in range(lo, hi):
-                        i = indices[jj]
-                        xv = data[jj]
-                        total += _touch(i, coef * xv, v, g, u, sigma_total, p)
-                        if logging:
-                            b_indices[hn] = i
-                            b_data[hn] = xv
-                            hn += 1
-                    touched = hi - lo
-                else:
-                    for j in range(n_feat):
-                        xv = X[r, j]
-                        if xv != 0.0:
-                            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
-                            touched += 1
-                            if logging:
-                                b_indices[hn] = j
-                                b_data[hn] = xv
-                                hn += 1
+                total, touched, hn = add_row(
+                    rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging
+                )
                 if extra:
                     total += _touch(d - 1, coef * aug, v, g, u, sigma_total, p)
                     touched += 1
@@ -469,36 +652,26 @@ def linear_pass(
                     h_stop[hk] = hn
                 hk += 1
                 # w_(k+1) = w'_k / max(1, ||w'_k||_q), ||w'||_q = ||theta'||_p = s S^(1/p)
-                if rule == RULE_ALMA and total > 0.0:
+                if kind == RULE_ALMA and total > 0.0:
                     if p == 2.0:
-                        norm = s * np.sqrt(total)
+                        norm_w = s * np.sqrt(total)
                     else:
-                        norm = s * total ** (1.0 / p)
-                    if norm > 1.0:
-                        s /= norm
+                        norm_w = s * total ** (1.0 / p)
+                    if norm_w > 1.0:
+                        s /= norm_w
                 k += 1
                 threshold = threshold_scale / np.sqrt(k)
                 if s < fold_below or s * fold_below > 1.0:
-                    # fold s into v before S = sum |v|^p can overflow
-                    _flush_average(g, acc, u, sigma_total)
+                    total = fold_scale(v, g, acc, u, s, sigma_total, p)
                     sigma_total = 0.0
-                    for i in range(d):
-                        v[i] *= s
-                    total = _recompute(v, g, p)
                     work = 0.0
                     pending *= s
                     s = 1.0
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        trials += 1
-        if logging:
-            h_count[hk] += 1
-        sigma_total += sigma_w
-        if sigma_w < FLUSH_RATIO * sigma_total:
-            # sigma has become small against Sigma: restart Sigma before the
-            # differences Sigma - last_i lose their digits
-            _flush_average(g, acc, u, sigma_total)
-            sigma_total = 0.0
+        trials, sigma_total = end_trial(
+            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
+        )
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     ist[I_BUDGET] = budget_out

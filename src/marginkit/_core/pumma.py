@@ -34,21 +34,26 @@ those of x+ and x- change at an update.
 Before both classes have been seen, the best hyperplane is w = 0 with b = y.
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .linear import (
-    FLUSH_RATIO,
     I_LOG,
     NUMBA_OPTS,
-    _flush_average,
     _recompute,
     _reset,
     _sigma,
     _touch,
+    copy_row,
+    end_trial,
+    fold_scale,
     load_scalars,
     power,
+    row_dot,
     store_scalars,
+    stored_count,
 )
 
 # Indices into the PUMMA float state ``pf``.
@@ -72,6 +77,42 @@ N_QSTATE = 6
 
 NEWTON_MAX_ITER = 100
 NEWTON_TOL = 1e-13
+
+#: PUMMA_p(delta) with its 2-norm soft margin ``lam`` (0: the hard margin), as
+#: :func:`pumma_pass` takes it; ``fold_below`` as in :data:`marginkit._core.linear.Norm`.
+PUMMARule = namedtuple("PUMMARule", ["p", "delta", "lam", "fold_below"])
+
+#: What PUMMA keeps beside the weights (:class:`marginkit.pumma.PUMMAState`): the
+#: scalar states ``pf`` (P_*) and ``pi`` (Q_*); x+ and x-, the last positive and
+#: negative examples updated on, as their non-zeros (``pos_idx[:pi[Q_POS_NNZ]]``,
+#: ``pos_val``; ``neg_*`` alike); ``slack``, the soft-margin coordinates of the rows of
+#: the current data (one per row, v units); per logged correction k the hypothesis's
+#: scale ``h_sigma[k]`` (w_(k+1) = h_sigma[k] g_(k+1)) and bias ``h_bias[k]``; and
+#: ``newton_count[0]``, the Newton iterations made so far.
+Support = namedtuple(
+    "Support",
+    ["pf", "pi", "pos_idx", "pos_val", "neg_idx", "neg_val", "slack", "h_sigma", "h_bias"]
+    + ["newton_count"],
+)
+
+#: Scratch of :func:`pumma_pass` (:func:`new_work`): the new example's non-zeros
+#: (``new_idx``, ``new_val``), z = (x+ - x-) / 2 gathered by coordinate (``scratch`` and
+#: ``mark``, zero between trials), and theta and z on z's coordinates (``j_index``,
+#: ``j_theta``, ``j_z``: room for 2 d + 2, the slack coordinates of x+ and x- included).
+Work = namedtuple("Work", ["new_idx", "new_val", "scratch", "mark", "j_index", "j_theta", "j_z"])
+
+
+def new_work(d):
+    """Zeroed scratch of :func:`pumma_pass` for d weights (:data:`Work`)."""
+    return Work(
+        np.zeros(d, dtype=np.int64),
+        np.zeros(d),
+        np.zeros(d),
+        np.zeros(d, dtype=np.int8),
+        np.zeros(2 * d + 2, dtype=np.int64),
+        np.zeros(2 * d + 2),
+        np.zeros(2 * d + 2),
+    )
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -242,25 +283,6 @@ def _parallel(th, z, m, s_out, s_all):
 
 
 @njit(**NUMBA_OPTS)
-def _copy_row(X, indptr, indices, data, is_sparse, r, out_idx, out_val):
-    """The non-zeros of row r into (out_idx, out_val); returns their number."""
-    n = 0
-    if is_sparse:
-        for jj in range(indptr[r], indptr[r + 1]):
-            if data[jj] != 0.0:
-                out_idx[n] = indices[jj]
-                out_val[n] = data[jj]
-                n += 1
-    else:
-        for j in range(X.shape[1]):
-            if X[r, j] != 0.0:
-                out_idx[n] = j
-                out_val[n] = X[r, j]
-                n += 1
-    return n
-
-
-@njit(**NUMBA_OPTS)
 def _dot_g(g, idx, val, n):
     total = 0.0
     for jj in range(n):
@@ -268,63 +290,126 @@ def _dot_g(g, idx, val, n):
     return total
 
 
-@njit(**NUMBA_OPTS)
-def pumma_pass(
-    X,
-    indptr,
-    indices,
-    data,
-    is_sparse,
-    y,
-    order,
-    start,
-    p,
-    delta,
-    lam,
-    newton_at_2,
-    fold_below,
-    w,
-    log,
-    h_sigma,
-    h_bias,
-    pf,
-    pi,
-    pos_idx,
-    pos_val,
-    neg_idx,
-    neg_val,
-    new_idx,
-    new_val,
-    slack,
-    scratch,
-    mark,
-    j_index,
-    j_theta,
-    j_z,
-    newton_count,
-):
-    """One pass of PUMMA_p(delta) over rows ``order[start:]`` of X, on one binary problem.
+@njit(inline="always", **NUMBA_OPTS)
+def _gather(idx, val, n, factor, scratch, mark, j_index, m):
+    """``scratch[i] += factor * val`` over the n non-zeros ``(idx, val)`` of an example:
+    z = (x+ - x-) / 2 is gathered by coordinate, each coordinate met for the first time
+    marked in ``mark`` and listed in ``j_index`` from m. Returns the number listed."""
+    for jj in range(n):
+        i = idx[jj]
+        if mark[i] == 0:
+            mark[i] = 1
+            j_index[m] = i
+            m += 1
+        scratch[i] += factor * val[jj]
+    return m
 
-    ``y`` holds +1 / -1 per row. ``slack`` (one per row, v units) holds the soft-margin
-    coordinates when ``lam > 0``. ``scratch`` and ``mark`` are zeroed work arrays of
-    length d (left zeroed); ``new_*`` have room for d entries, ``j_*`` for 2 d + 2.
-    With ``newton_at_2`` the p = 2 update is solved by Newton's method too (to check
-    the closed form against it).
-    ``w`` and ``log`` are as in :func:`marginkit._core.linear.linear_pass`; a logged
-    correction also records the hypothesis's scale ``h_sigma`` and bias ``h_bias``
-    (w_k = h_sigma[k] g_k). Returns the position reached: less than ``len(order)``
-    when the log is full.
+
+@njit(**NUMBA_OPTS)
+def _closed_form(zn2, W, mz):
+    """PUMMA's update at p = 2: ROMMA's closed form on z (Li and Long 2002, section 3).
+
+    ``zn2`` is ||z||^2, ``W`` ||w||^2 and ``mz`` w . z. Returns ``(reset, a, c)``: the
+    maximiser theta' = a theta + c z of the dual with both constraints binding, or
+    ``reset`` where only z . w' >= 1 binds (or the two contradict each other, theta
+    antiparallel to z).
+    """
+    gap = zn2 * W - mz * mz
+    if mz >= zn2 * W or gap <= 1e-12 * zn2 * W:
+        return True, 0.0, 0.0
+    return False, (zn2 * W - mz) / gap, W * (1.0 - mz) / gap
+
+
+@njit(**NUMBA_OPTS)
+def _newton_update(th, z, m, s, total, s_in, W, mz, zq, p, counter):
+    """PUMMA's update for any p: the dual's maximiser by :func:`solve_dual`.
+
+    ``th`` and ``z`` hold theta and z on the m coordinates of z, ``s_in`` is
+    sum |v_i|^p over them and ``total`` over all (S, theta = s v); ``W`` is
+    ||theta||_p^2, ``mz`` w . z and ``zq`` ||z||_p^2; ``counter[0]`` counts Newton's
+    iterations. Returns ``(reset, a, c)`` as :func:`_closed_form` does (with
+    ``a = 0, c = 1 / zq`` on a reset): a reset where theta' = c z already satisfies
+    f(w) . w' >= ||w||^2, where theta is parallel to z, or where the solver fails.
+    """
+    c = 1.0 / zq
+    s_out = power(s, p) * max(total - s_in, 0.0)
+    # does theta' = c z already satisfy f(w) . w' >= ||w||^2 ?
+    norm0, th_h0, z_h0, tt0, tz0, zz0 = _dual_terms(0.0, c, th, z, m, s_out, p)
+    if power(norm0, 2.0 - p) * th_h0 >= W or _parallel(th, z, m, s_out, power(s, p) * total):
+        # theta parallel to z: one constraint implies the other, or they contradict
+        # each other (as ROMMA's closed form)
+        return True, 0.0, c
+    a, c = solve_dual(th, z, m, s_out, W, p, 1.0, max(1.0 - mz, 1e-3) / zq, counter)
+    if not (np.isfinite(a) and np.isfinite(c) and a > 0.0):
+        return True, 0.0, 1.0 / zq
+    return False, a, c
+
+
+@njit(**NUMBA_OPTS)
+def pumma_pass(rows, y, order, start, rule, w, log, support, work):
+    """One pass of PUMMA_p(delta) over rows ``order[start:]``, on one binary problem.
+
+    Ishibashi, Hatano and Takeda (COLT 2008): on a trial with y (w . x + b) < 1 - delta
+    the example replaces x+ or x-, and the new weights maximise the two-variable dual
+    of the module docstring (the closed form at p = 2, :func:`_closed_form`; Newton's
+    method otherwise, :func:`_newton_update`); the bias balances x+ and x-.
+
+    Parameters
+    ----------
+    rows : DenseRows or CsrRows
+        The instances (:data:`marginkit._core.linear.DenseRows`, ``CsrRows``), without
+        a bias coordinate (``aug`` = 0: PUMMA's bias is its own).
+    y : ndarray of float64, shape (n,)
+        +1 / -1 for every row of ``rows``.
+    order : ndarray of int64
+        The rows in the order of their trials.
+    start : int
+        The position in ``order`` to start from.
+    rule : PUMMARule
+        ``p``, ``delta`` (the final margin is at least 1 - delta times the best),
+        ``lam`` (the 2-norm soft margin: x_i . x_j + lam [i = j]) and ``fold_below``
+        (:data:`PUMMARule`).
+    w : Weights
+        The weights and scalar state (:data:`marginkit._core.linear.Weights`), updated in
+        place.
+    log : Log
+        The correction log, as in :func:`marginkit._core.linear.linear_pass`.
+    support : Support
+        What PUMMA keeps beside the weights (:data:`Support`), updated in place: x+, x-,
+        the bias, the slack coordinates of the rows (read and written when
+        ``lam > 0``); a logged correction also records the hypothesis's scale and bias
+        (``h_sigma``, ``h_bias``).
+    work : Work
+        Scratch (:func:`new_work`), left as it was found (``scratch`` and ``mark``
+        zeroed).
+
+    Returns
+    -------
+    int
+        The position in ``order`` reached: less than ``len(order)`` when the log is full
+        (the caller makes room and calls again from there).
     """
     v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
     h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
     h_count, b_indices, b_data = log.count, log.indices, log.data
+    p, delta, lam, fold_below = rule.p, rule.delta, rule.lam, rule.fold_below
+    pf, pi, slack = support.pf, support.pi, support.slack
+    pos_idx, pos_val, neg_idx, neg_val = (
+        support.pos_idx,
+        support.pos_val,
+        support.neg_idx,
+        support.neg_val,
+    )
+    h_sigma, h_bias = support.h_sigma, support.h_bias
+    new_idx, new_val, scratch, mark = work.new_idx, work.new_val, work.scratch, work.mark
+    j_index, j_theta, j_z = work.j_index, work.j_theta, work.j_z
     logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
     sqrt_lam = np.sqrt(lam)
-    s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
+    s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
     P = pf[P_POS]
     N = pf[P_NEG]
     bias = pf[P_BIAS]
@@ -340,20 +425,12 @@ def pumma_pass(
     pos = start
     while pos < n_total:
         r = order[pos]
-        if is_sparse:
-            row_nnz = indptr[r + 1] - indptr[r]
-        else:
-            row_nnz = X.shape[1]
+        row_nnz = stored_count(rows, r)
         if logging and (hk >= cap_k or hn + row_nnz + max(pos_nnz, neg_nnz) > cap_nnz):
             break
         yt = y[r]
         # score y (w~ . x~ + b), the soft-margin coordinate of the row included
-        if is_sparse:
-            dot = 0.0
-            for jj in range(indptr[r], indptr[r + 1]):
-                dot += g[indices[jj]] * data[jj]
-        else:
-            dot = np.dot(g, X[r])
+        dot = row_dot(rows, r, g)
         xi_r = slack[r] if lam > 0.0 else 0.0
         if xi_r != 0.0:
             dot += sqrt_lam * _signed_power(xi_r, p - 1.0)
@@ -364,12 +441,12 @@ def pumma_pass(
                 # one class so far: the example is stored, w = 0 and b = y
                 seen |= mine
                 if yt > 0:
-                    pos_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, pos_idx, pos_val)
+                    pos_nnz = copy_row(rows, r, pos_idx, pos_val)
                     pos_row = r
                     xi_pos = xi_r
                     P = wx
                 else:
-                    neg_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, neg_idx, neg_val)
+                    neg_nnz = copy_row(rows, r, neg_idx, neg_val)
                     neg_row = r
                     xi_neg = xi_r
                     N = wx
@@ -386,27 +463,13 @@ def pumma_pass(
                 k += 1
             else:
                 seen |= mine
-                new_nnz = _copy_row(X, indptr, indices, data, is_sparse, r, new_idx, new_val)
+                new_nnz = copy_row(rows, r, new_idx, new_val)
                 # z = (x+ - x-) / 2 on its coordinates, with theta there
-                m = 0
-                for jj in range(new_nnz):
-                    i = new_idx[jj]
-                    if mark[i] == 0:
-                        mark[i] = 1
-                        j_index[m] = i
-                        m += 1
-                    scratch[i] += 0.5 * yt * new_val[jj]
+                m = _gather(new_idx, new_val, new_nnz, 0.5 * yt, scratch, mark, j_index, 0)
                 if yt > 0:
-                    o_idx, o_val, o_nnz = neg_idx, neg_val, neg_nnz
+                    m = _gather(neg_idx, neg_val, neg_nnz, -0.5 * yt, scratch, mark, j_index, m)
                 else:
-                    o_idx, o_val, o_nnz = pos_idx, pos_val, pos_nnz
-                for jj in range(o_nnz):
-                    i = o_idx[jj]
-                    if mark[i] == 0:
-                        mark[i] = 1
-                        j_index[m] = i
-                        m += 1
-                    scratch[i] -= 0.5 * yt * o_val[jj]
+                    m = _gather(pos_idx, pos_val, pos_nnz, -0.5 * yt, scratch, mark, j_index, m)
                 s_in = 0.0
                 for jj in range(m):
                     i = j_index[jj]
@@ -459,42 +522,15 @@ def pumma_pass(
                     reset = W <= 0.0
                     a = 0.0
                     c = 1.0 / zq
-                    if not reset and p == 2.0 and not newton_at_2:
-                        # ROMMA's closed form on z (Li and Long, section 3)
-                        gap = zn2 * W - mz * mz
-                        if mz >= zn2 * W or gap <= 1e-12 * zn2 * W:
-                            reset = True
-                        else:
-                            a = (zn2 * W - mz) / gap
-                            c = W * (1.0 - mz) / gap
+                    if not reset and p == 2.0:
+                        both, a2, c2 = _closed_form(zn2, W, mz)
+                        reset = both  # only z . w' >= 1 binds
+                        if not reset:
+                            a, c = a2, c2
                     elif not reset:
-                        s_out = power(s, p) * max(total - s_in, 0.0)
-                        # does theta' = c z already satisfy f(w) . w' >= ||w||^2 ?
-                        norm0, th_h0, z_h0, tt0, tz0, zz0 = _dual_terms(
-                            0.0, c, j_theta, j_z, m, s_out, p
+                        reset, a, c = _newton_update(
+                            j_theta, j_z, m, s, total, s_in, W, mz, zq, p, support.newton_count
                         )
-                        if power(norm0, 2.0 - p) * th_h0 >= W or _parallel(
-                            j_theta, j_z, m, s_out, power(s, p) * total
-                        ):
-                            # theta parallel to z: one constraint implies the other,
-                            # or they contradict each other (as ROMMA's closed form)
-                            reset = True
-                        else:
-                            a, c = solve_dual(
-                                j_theta,
-                                j_z,
-                                m,
-                                s_out,
-                                W,
-                                p,
-                                1.0,
-                                max(1.0 - mz, 1e-3) / zq,
-                                newton_count,
-                            )
-                            if not (np.isfinite(a) and np.isfinite(c) and a > 0.0):
-                                reset = True
-                                a = 0.0
-                                c = 1.0 / zq
                     if logging:
                         h_start[hk] = hn
                     if reset:
@@ -507,7 +543,7 @@ def pumma_pass(
                         xi_neg = 0.0
                         s_slack = 0.0
                         total = 0.0
-                        work = 0.0
+                        work_done = 0.0
                         pending = 0.0
                         s = 1.0
                         coef = c
@@ -525,7 +561,7 @@ def pumma_pass(
                             b_indices[hn] = i
                             b_data[hn] = j_z[jj]
                             hn += 1
-                    work += n_plain
+                    work_done += n_plain
                     if lam > 0.0:
                         step = coef * 0.5 * sqrt_lam
                         old = power(abs(xi_pos), p) + power(abs(xi_neg), p)
@@ -538,25 +574,23 @@ def pumma_pass(
                             slack[pos_row] = xi_pos
                         if neg_row >= 0:
                             slack[neg_row] = xi_neg
-                    if work >= d:
+                    if work_done >= d:
                         total = _recompute(v, g, p) + s_slack
-                        work = 0.0
+                        work_done = 0.0
                     # w_k = sigma_k g_k in the units of v before a fold (those of the log)
                     if logging:
                         h_sigma[hk] = _sigma(s, total, p)
                     if s < fold_below or s * fold_below > 1.0:
-                        _flush_average(g, acc, u, sigma_total)
+                        total = fold_scale(v, g, acc, u, s, sigma_total, p)
                         sigma_total = 0.0
-                        for i in range(d):
-                            v[i] *= s
                         if lam > 0.0:
                             for i in range(slack.shape[0]):
                                 slack[i] *= s
                             xi_pos *= s
                             xi_neg *= s
                             s_slack *= power(s, p)
-                        total = _recompute(v, g, p) + s_slack
-                        work = 0.0
+                        total += s_slack
+                        work_done = 0.0
                         pending *= s
                         s = 1.0
                     sigma_w = _sigma(s, total, p)
@@ -572,16 +606,12 @@ def pumma_pass(
                         h_bias[hk] = bias
                     hk += 1
                     k += 1
-        trials += 1
-        if logging:
-            h_count[hk] += 1
-        sigma_total += sigma_w
+        trials, sigma_total = end_trial(
+            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
+        )
         bias_sum += bias
-        if sigma_w < FLUSH_RATIO * sigma_total:
-            _flush_average(g, acc, u, sigma_total)
-            sigma_total = 0.0
         pos += 1
-    store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
+    store_scalars(fs, ist, s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials)
     pf[P_POS] = P
     pf[P_NEG] = N
     pf[P_BIAS] = bias
