@@ -198,6 +198,7 @@ def test_reproduce_plot_path(tmp_path, capsys):
     assert "--plot does not apply to gentile-table6" in one_error_line(capsys.readouterr().err)
 
 
+@pytest.mark.slow  # a kernel reproduction on USPS
 def test_kernel_experiment_draws_its_curves(shared_data, tmp_path):
     pytest.importorskip("matplotlib", reason="figures need the 'plot' extra")
     from marginkit.experiments import reproduce
@@ -209,6 +210,7 @@ def test_kernel_experiment_draws_its_curves(shared_data, tmp_path):
     assert result.figures[0].read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # every reproduction's quick run
 def test_reproduce_all_prints_the_scoreboard(tmp_path, capsys):
     out = tmp_path / "results"
     argv = ["reproduce", "all", "--quick", "--data-dir", str(tmp_path), "--out", str(out)]

@@ -77,6 +77,11 @@ def check_constant(name, short, long):
     assert b["peak"] - b["start"] < 200 * 2**20, b
 
 
+def test_a_tenfold_stream_in_constant_memory():
+    check_constant("alma", 300_000, 3_000_000)
+
+
+@pytest.mark.slow  # about 30 s on 2 cores
 def test_ten_million_rows_in_constant_memory():
     check_constant("alma", 1_000_000, 10_000_000)
 

@@ -19,6 +19,7 @@ def strip_timings(value):
     return value
 
 
+@pytest.mark.slow  # a cluster of two processes running real cells: about 40 s
 def test_cells_on_two_local_workers_equal_the_serial_run(tmp_path, shared_data):
     serial = reproduce("gentile-table6", tmp_path / "serial", quick=True, quiet=True)
     dask = reproduce("gentile-table6", tmp_path / "dask", quick=True, quiet=True, workers=2)

@@ -310,6 +310,7 @@ def test_permuted_is_a_seeded_permutation():
 # -- quick runs on the real data -----------------------------------------------------------
 
 
+@pytest.mark.slow  # 10 to 40 s each on 2 cores
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_run(name, quick):
     run = quick(name)
@@ -550,6 +551,7 @@ def test_reproduce_all_scores_every_published_cell(shared_data, tmp_path):
     assert [s.status for s in again.scores] == [s.status for s in board.scores]
 
 
+@pytest.mark.slow  # every reproduction's quick run on the data present
 def test_reproduce_all_marks_the_cells_of_missing_data(tmp_path):
     board = reproduce_all(tmp_path / "out", quick=True, quiet=True, data_dir=tmp_path)
     assert set(board.missing) == {"pumma-real", *NAMES}

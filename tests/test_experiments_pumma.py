@@ -508,6 +508,7 @@ def real(shared_data, tmp_path_factory, _real_runs):
     return _real_runs["quick"]
 
 
+@pytest.mark.slow  # the real-data reproduction's quick run: about 35 s
 def test_real_quick_writes_json_and_markdown(real):
     doc = json.loads(real.json_path.read_text())
     assert doc == real.report.document
@@ -533,6 +534,7 @@ def test_real_quick_writes_json_and_markdown(real):
     assert sizes == {"ionosphere": "351", "house-votes": "435", "adult-1k": "1000"}
 
 
+@pytest.mark.slow  # the real-data quick run (fixture real)
 def test_real_invariants(real):
     """Every margin is at most the optimum; PUMMA keeps its guarantee; LinearSVC hits it."""
     results = real.report.document["results"]
@@ -558,6 +560,7 @@ def test_real_invariants(real):
         assert romma["converged"] and romma["margin"] > 0  # separates the augmented data
 
 
+@pytest.mark.slow  # the real-data quick run (fixture real)
 def test_real_votes_coded_4_times_larger_give_the_published_margins(real):
     """Scaled by 4, the +-1 coding gives both published house-votes margins to 2 decimals."""
     r = real.report.document["results"][pr.coding_key("pm4")]
@@ -570,6 +573,7 @@ def test_real_votes_coded_4_times_larger_give_the_published_margins(real):
     )
 
 
+@pytest.mark.slow  # the real-data quick run (fixture real)
 def test_real_checks_are_computed_from_the_results(real):
     doc = copy.deepcopy(real.report.document)
     assert pr.checks(doc)["within_ok"] is True
@@ -582,6 +586,7 @@ def test_real_checks_are_computed_from_the_results(real):
     assert "**FAIL**: adult-full PUMMA trained in 75.0 s" in text
 
 
+@pytest.mark.slow  # the real-data quick run (fixture real)
 def test_real_complete_json_computes_nothing(real, shared_data, tmp_path):
     shutil.copy(real.json_path, tmp_path / "again.json")
     again = reproduce(
@@ -590,6 +595,7 @@ def test_real_complete_json_computes_nothing(real, shared_data, tmp_path):
     assert again.report.computed == [] and again.markdown == real.markdown
 
 
+@pytest.mark.slow  # the real-data quick run (fixture real)
 def test_real_baseline_cell_is_deterministic(real, shared_data):
     """Recomputing one cell gives the same results (no randomness anywhere)."""
     data = pr.load_data(shared_data)

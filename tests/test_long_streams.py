@@ -132,6 +132,7 @@ def _check_kernel(n_total):
     return clf
 
 
+@pytest.mark.slow  # about 15 s on 2 cores
 def test_kernel_stream_reduced():
     clf = _check_kernel(200_000)
     assert clf.n_trials_ > 190_000

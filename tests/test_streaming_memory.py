@@ -74,6 +74,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # writes and streams a file of several hundred MB
 def test_stream_a_file_three_times_the_memory_cap(tmp_path):
     rng = np.random.RandomState(0)
     X = np.round(rng.rand(30000, 50), 3)

@@ -316,7 +316,10 @@ def test_compiled_code_checks_its_bounds_when_asked():
 
 
 @pytest.mark.parametrize(
-    "examples", [60, pytest.param(3000, marks=pytest.mark.slow, id="3000")], ids=str
+    "examples",
+    # a recompilation of the engines with bounds checks: about 50 s on 2 cores
+    [pytest.param(60, marks=pytest.mark.slow), pytest.param(3000, marks=pytest.mark.slow)],
+    ids=str,
 )
 def test_mutated_files_under_numba_boundscheck(tmp_path, examples):
     """The fuzz again, where numba checks every index (compiled afresh, for that, in a
