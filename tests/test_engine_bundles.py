@@ -37,6 +37,26 @@ def test_compiled_passes_take_bundles(fn):
         assert f"{name} : " in fn.__doc__, name
 
 
+def test_every_compiled_entry_point_takes_bundles():
+    """What Python calls of the compiled engines: rows, rules, states and scratch as
+    bundles, at most 9 arguments, no format or test switch."""
+    from marginkit._core import kernel, pairs
+
+    entry = [
+        L.linear_pass,
+        K.pumma_pass,
+        L.replay_columns,
+        L.cast_votes,
+        L.vote_rows,
+        kernel.kernel_walk,
+        pairs.pumma_walk,
+    ]
+    for fn in entry:
+        params = inspect.signature(fn.py_func).parameters
+        assert len(params) <= 9, fn.__name__
+        assert not {"is_sparse", "newton_at_2"} & set(params), fn.__name__
+
+
 def test_model_of_0_1_with_scratch_loads_and_predicts_the_same():
     X, _ = legacy_data()
     expected = np.load(DATA / "pumma_with_work_0.1.npz")

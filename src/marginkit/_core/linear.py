@@ -739,24 +739,42 @@ def _dot2_add(hi, lo, a, b):
     return hi, lo + (t + e)
 
 
-@njit(**NUMBA_OPTS)
-def _exact_value(g, X, indptr, indices, data, is_sparse, r, aug, aug_col, sigma, bias, biased):
-    """``g . x_r`` (``sigma (g . x_r) + bias`` when ``biased``) by Dot2, over the row's
-    non-zeros in column order and then the bias coordinate: the sign of the exact value
-    unless the sum is ill-conditioned beyond about 1e16, and the same arithmetic for a
-    row dense or sparse, alone or in a batch."""
+def _dense_exact_dot(rows, r, g):
     hi = 0.0
     lo = 0.0
-    if is_sparse:
-        for jj in range(indptr[r], indptr[r + 1]):
-            if data[jj] != 0.0:
-                hi, lo = _dot2_add(hi, lo, g[indices[jj]], data[jj])
-    else:
-        for j in range(X.shape[1]):
-            if X[r, j] != 0.0:
-                hi, lo = _dot2_add(hi, lo, g[j], X[r, j])
+    X = rows.X
+    for j in range(X.shape[1]):
+        if X[r, j] != 0.0:
+            hi, lo = _dot2_add(hi, lo, g[j], X[r, j])
+    return hi, lo
+
+
+def _csr_exact_dot(rows, r, g):
+    hi = 0.0
+    lo = 0.0
+    for jj in range(rows.indptr[r], rows.indptr[r + 1]):
+        if rows.data[jj] != 0.0:
+            hi, lo = _dot2_add(hi, lo, g[rows.indices[jj]], rows.data[jj])
+    return hi, lo
+
+
+@_by_format(_dense_exact_dot, _csr_exact_dot)
+def exact_dot(rows, r, g):
+    """``g . x_r`` over the non-zeros of row r in column order, in Dot2's doubled
+    precision: ``(hi, lo)``, the bias coordinate left out."""
+    raise NotImplementedError("compiled only")
+
+
+@njit(**NUMBA_OPTS)
+def _exact_value(g, rows, r, aug_col, sigma, bias, biased):
+    """``g . x_r`` (``sigma (g . x_r) + bias`` when ``biased``) by Dot2, over the row's
+    non-zeros in column order and then the bias coordinate (``rows.aug`` at column
+    ``aug_col`` of ``g``, none when it is -1): the sign of the exact value unless the sum
+    is ill-conditioned beyond about 1e16, and the same arithmetic for a row dense or
+    sparse, alone or in a batch."""
+    hi, lo = exact_dot(rows, r, g)
     if aug_col >= 0:
-        hi, lo = _dot2_add(hi, lo, g[aug_col], aug)
+        hi, lo = _dot2_add(hi, lo, g[aug_col], rows.aug)
     if not biased:
         return hi + lo
     p1, e1 = _two_product(sigma, hi)
@@ -765,12 +783,14 @@ def _exact_value(g, X, indptr, indices, data, is_sparse, r, aug, aug_col, sigma,
 
 
 @njit(**NUMBA_OPTS)
-def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, aug_col, ranks):
+def cast_votes(P, hypotheses, rows, x_norms, aug_col, ranks):
     """Add ``sum_k counts[k] sign(value_k(x_r))`` to ``ranks`` for every row r.
 
-    ``P[r, k]`` is ``g_k . x_r`` as a matrix product computed it (rows of X on the
-    chosen columns, dense or CSR, against rows of G; the bias coordinate, column
-    ``aug_col`` of G, holding ``aug``). ``ranks`` is a tuple ``(counts, sigma, bias,
+    ``P[r, k]`` is ``g_k . x_r`` as a matrix product computed it (``rows``, a
+    :data:`DenseRows` or :data:`CsrRows` on the chosen columns, against the rows of G,
+    ``hypotheses = (G, norms)`` with ``norms`` their 2-norms; the bias coordinate, column
+    ``aug_col`` of G (-1: none), holding ``rows.aug``); ``x_norms[r]`` is
+    ``||(x_r, aug)||_2``. ``ranks`` is a tuple ``(counts, sigma, bias,
     out)``: with a bias (``bias`` not empty) the value of hypothesis k is ``sigma[k]
     P[r, k] + bias[k]``, else ``P[r, k]``. A product's rounding moves it by less
     than ``TIE * ||g_k|| ||x_r||``; a value that close to 0 is computed again by
@@ -779,6 +799,7 @@ def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, a
     votes dense or sparse, alone or in a batch.
     """
     counts, sigma, bias, out = ranks
+    G, norms = hypotheses
     n, K = P.shape
     biased = bias.shape[0] > 0
     m = G.shape[1]
@@ -794,9 +815,7 @@ def cast_votes(P, G, norms, X, indptr, indices, data, is_sparse, x_norms, aug, a
                 value = sk * value + bk
                 bound = abs(sk) * bound + tol * abs(bk)
             if abs(value) <= bound:
-                value = _exact_value(
-                    G[k], X, indptr, indices, data, is_sparse, r, aug, aug_col, sk, bk, biased
-                )
+                value = _exact_value(G[k], rows, r, aug_col, sk, bk, biased)
             if value > 0.0:
                 total += counts[k]
             elif value < 0.0:
@@ -816,27 +835,31 @@ def _g_of(a, p):
 
 
 @njit(**NUMBA_OPTS)
-def vote_rows(log, first, stop, v, g, column, p, rows, cols, aug, aug_col, P, E, ranks):
+def vote_rows(log, span, hypothesis, rows, cols, aug_col, sums, ranks):
     """The votes of hypotheses ``first+1 .. stop`` on sparse rows, kept up to date.
 
     For sparse rows this does less work than rebuilding every hypothesis (as
-    ``replay_columns`` does for dense ones): ``v`` and ``g`` (on the rows' columns, as
-    in ``replay_columns``) are advanced correction by correction, and ``P[r]``, the
-    value of ``g . x_r``, by the change of each touched coordinate times the rows
-    holding it (``cols``: the rows as CSC, ``rows``: as CSR, both over positions). The
-    rounding of those running sums is bounded in ``E[r]``; a vote whose value is within
-    its bound of 0 is decided by :func:`_exact_value`, which also restarts ``P[r]``.
-    A rescale of v (a fold, or a fresh start) recomputes every ``P[r]`` exactly.
-    ``ranks`` is ``(counts, sigma, bias, out)`` as in :func:`cast_votes`, indexed by
-    correction.
+    ``replay_columns`` does for dense ones): ``hypothesis = (v, g, column, p)``, v and
+    g on the rows' columns as in ``replay_columns``, is advanced correction by
+    correction (corrections ``span = (first, stop)`` of the block of ``log``), and
+    ``P[r]``, the value of ``g . x_r``, by the change of each touched coordinate times
+    the rows holding it (``cols``: the rows as CSC ``(indptr, row, value)``, ``rows``: as
+    :data:`CsrRows`, both over positions; the bias coordinate, position ``aug_col`` or
+    -1 for none, holding ``rows.aug``). The rounding of those running sums is bounded in
+    ``E[r]`` (``sums = (P, E)``); a vote whose value is within its bound of 0 is
+    decided by :func:`_exact_value`, which also restarts ``P[r]``. A rescale of v (a
+    fold, or a fresh start) recomputes every ``P[r]`` exactly. ``ranks`` is ``(counts,
+    sigma, bias, out)`` as in :func:`cast_votes`, indexed by correction.
     """
     counts, sigma, bias, out = ranks
-    r_ptr, r_pos, r_val = rows
+    first, stop = span
+    v, g, column, p = hypothesis
+    P, E = sums
+    aug = rows.aug
     c_ptr, c_row, c_val = cols
     n = P.shape[0]
     m = v.shape[0]
     biased = bias.shape[0] > 0
-    empty = np.zeros((1, 1))
     for k in range(first, stop):
         factor = log.rescale[k]
         if factor != 1.0:
@@ -844,9 +867,7 @@ def vote_rows(log, first, stop, v, g, column, p, rows, cols, aug, aug_col, P, E,
                 v[j] *= factor
                 g[j] = _g_of(v[j], p)
             for r in range(n):
-                P[r] = _exact_value(
-                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, 1.0, 0.0, False
-                )
+                P[r] = _exact_value(g, rows, r, aug_col, 1.0, 0.0, False)
                 E[r] = EPS * abs(P[r])
         c = log.coef[k]
         for jj in range(log.start[k], log.stop[k]):
@@ -876,12 +897,8 @@ def vote_rows(log, first, stop, v, g, column, p, rows, cols, aug, aug_col, P, E,
             value = sk * P[r] + bk if biased else P[r]
             bound = abs(sk) * E[r] + 2.0 * EPS * (abs(value) + abs(bk)) if biased else E[r]
             if abs(value) <= bound:
-                value = _exact_value(
-                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, sk, bk, biased
-                )
-                P[r] = _exact_value(
-                    g, empty, r_ptr, r_pos, r_val, True, r, aug, aug_col, 1.0, 0.0, False
-                )
+                value = _exact_value(g, rows, r, aug_col, sk, bk, biased)
+                P[r] = _exact_value(g, rows, r, aug_col, 1.0, 0.0, False)
                 E[r] = EPS * abs(P[r])
             if value > 0.0:
                 out[r] += counts[k]

@@ -312,24 +312,24 @@ class PNormState:
             column[columns] = np.arange(columns.shape[0])
             v, g = np.zeros(columns.shape[0]), np.zeros(columns.shape[0])
             P, E = np.zeros(n), np.zeros(n)
-            csr = (rows.indptr.astype(np.int64), rows.indices.astype(np.int64), rows.data)
+            csr = L.CsrRows(
+                rows.indptr.astype(np.int64),
+                rows.indices.astype(np.int64),
+                rows.data,
+                float(aug),
+                np.zeros(0),
+            )
             csc = (cols.indptr.astype(np.int64), cols.indices.astype(np.int64), cols.data)
             bounds = [*self.b_first, K]
             for b in range(len(self.b_first)):
                 L.vote_rows(
                     self.log(b),
-                    bounds[b],
-                    bounds[b + 1],
-                    v,
-                    g,
-                    column,
-                    self.p,
+                    (bounds[b], bounds[b + 1]),
+                    (v, g, column, self.p),
                     csr,
                     csc,
-                    float(aug),
                     m if has_aug else -1,
-                    P,
-                    E,
+                    (P, E),
                     (counts, hyp_sigma, hyp_bias, out),
                 )
             return out / self.n_trials
@@ -338,7 +338,7 @@ class PNormState:
             columns[-1] = self.d - 1
         Xd = np.ascontiguousarray(X, dtype=np.float64)
         x_norms = np.sqrt(np.einsum("ij,ij->i", Xd, Xd) + aug * aug)
-        empty_i, empty_f = np.zeros(1, dtype=np.int64), np.zeros(0)
+        empty = np.zeros(0)
         for first, G, norms in self.hypotheses(columns, max_elems):
             stop = first + G.shape[0]
             ranks_at = (
@@ -355,15 +355,9 @@ class PNormState:
                     P += aug * G[:, n_feat]
                 L.cast_votes(
                     np.ascontiguousarray(P),
-                    G,
-                    norms,
-                    Xd[lo:hi],
-                    empty_i,
-                    empty_i,
-                    empty_f,
-                    False,
+                    (G, norms),
+                    L.DenseRows(Xd[lo:hi], float(aug), empty),
                     x_norms[lo:hi],
-                    float(aug),
                     n_feat if has_aug else -1,
                     (*ranks_at, out[lo:hi]),
                 )
