@@ -86,6 +86,7 @@ def test_ten_million_rows_in_constant_memory():
     check_constant("alma", 1_000_000, 10_000_000)
 
 
+@pytest.mark.slow  # about 10 s each; ALMA's check above runs in make test
 @pytest.mark.parametrize("name", ["perceptron", "pumma"])
 def test_other_learners_in_constant_memory(name):
     check_constant(name, 300_000, 3_000_000)
