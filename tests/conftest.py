@@ -139,3 +139,22 @@ def pytest_terminal_summary(terminalreporter, config):
         if i.get("user_api") == "blas"
     )
     terminalreporter.write_line("BLAS kernels of this run: " + (", ".join(blas) or "none found"))
+
+
+def fit_overlapped(monkeypatch, overlap, make, X, y, fold_below=None):
+    """``make().fit(X, y)`` with the kernel engines' products made ahead during the walk
+    (``overlap``) or not, and optionally a scale fold whenever the scale drops below
+    ``fold_below`` (to run the fold path often)."""
+    from marginkit import _kernel_base
+    from marginkit._core import kernel
+
+    monkeypatch.setattr(kernel, "OVERLAP", overlap)
+    if fold_below is not None:
+        original = _kernel_base.KernelOnlineClassifier._initialise
+
+        def often(self, data):
+            original(self, data)
+            self._fold_below = fold_below
+
+        monkeypatch.setattr(_kernel_base.KernelOnlineClassifier, "_initialise", often)
+    return make().fit(X, y)

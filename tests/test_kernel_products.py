@@ -4,7 +4,7 @@ products when they are truly sparse; the model is the same either way."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import fit_overlapped, make_blobs_pm
 
 from marginkit import (
     KernelALMAClassifier,
@@ -56,22 +56,6 @@ def test_sparse_input_dense_enough_gives_the_dense_model(make):
         )
 
 
-def _fit_with(monkeypatch, overlap, make, X, y, fold_below=None):
-    from marginkit import _kernel_base
-    from marginkit._core import kernel
-
-    monkeypatch.setattr(kernel, "OVERLAP", overlap)
-    if fold_below is not None:
-        original = _kernel_base.KernelOnlineClassifier._initialise
-
-        def often(self, data):
-            original(self, data)
-            self._fold_below = fold_below
-
-        monkeypatch.setattr(_kernel_base.KernelOnlineClassifier, "_initialise", often)
-    return make().fit(X, y)
-
-
 @pytest.mark.parametrize(
     "make,fold_below",
     [
@@ -109,8 +93,8 @@ def test_products_made_ahead_give_the_same_model_bit_for_bit(monkeypatch, make, 
     split as without the worker, so the model is the same to the last bit."""
     X, y = make_blobs_pm(n=240, d=6, n_classes=3, seed=7)
     X = X * np.exp(np.random.default_rng(1).uniform(-1.5, 1.5, size=(240, 1)))
-    ahead = _fit_with(monkeypatch, True, make, X, y, fold_below)
-    plain = _fit_with(monkeypatch, False, make, X, y, fold_below)
+    ahead = fit_overlapped(monkeypatch, True, make, X, y, fold_below)
+    plain = fit_overlapped(monkeypatch, False, make, X, y, fold_below)
     state, ref = ahead._kstate, plain._kstate
     assert state.m == ref.m and state.m > 10
     np.testing.assert_array_equal(ahead.support_, plain.support_)

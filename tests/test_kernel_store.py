@@ -8,27 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import fit_overlapped, make_blobs_pm
 
 from marginkit import KernelPUMMAClassifier, load
 from marginkit._core import kernel, pairs
 
 DATA = Path(__file__).parent / "data"
-
-
-def _fit(monkeypatch, overlap, make, X, y, fold_below=None):
-    from marginkit import _kernel_base
-
-    monkeypatch.setattr(kernel, "OVERLAP", overlap)
-    if fold_below is not None:
-        original = _kernel_base.KernelOnlineClassifier._initialise
-
-        def often(self, data):
-            original(self, data)
-            self._fold_below = fold_below
-
-        monkeypatch.setattr(_kernel_base.KernelOnlineClassifier, "_initialise", often)
-    return make().fit(X, y)
 
 
 def _spy_on_split(monkeypatch):
@@ -85,9 +70,9 @@ def test_pumma_products_made_ahead_give_the_same_model_bit_for_bit(
         X = X * (np.random.default_rng(3).random(X.shape) < 0.5)
         X = sp.csr_matrix(X)
     seen = _spy_on_split(monkeypatch)
-    ahead = _fit(monkeypatch, True, make, X, y, fold_below)
+    ahead = fit_overlapped(monkeypatch, True, make, X, y, fold_below)
     assert seen["both"] > 0  # the overlap path ran
-    plain = _fit(monkeypatch, False, make, X, y, fold_below)
+    plain = fit_overlapped(monkeypatch, False, make, X, y, fold_below)
     state, ref = ahead._kstate, plain._kstate
     assert state.m == ref.m and state.m > 10
     assert ahead.n_corrections_ == plain.n_corrections_
