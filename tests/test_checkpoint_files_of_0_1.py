@@ -27,13 +27,13 @@ def test_a_checkpoint_of_0_1_loads_and_resumes(tmp_path):
     X, y = generate.data()
     saved = marginkit.load(DATA / "alma_0.1.skops")
     assert type(saved._resume["orders"]) is EpochOrders
-    np.testing.assert_array_equal(saved.decision_function(X), EXPECTED)
+    assert_as_written(saved.decision_function(X))
     path = tmp_path / "ckpt.skops"
     shutil.copy(DATA / "alma_0.1.skops", path)
     resumed = generate.alma().fit(X, y, checkpoint=path)
-    np.testing.assert_array_equal(resumed.decision_function(X), EXPECTED)
+    assert_as_written(resumed.decision_function(X))
     plain = generate.alma().fit(X, y)
-    np.testing.assert_array_equal(plain.decision_function(X), EXPECTED)
+    assert_as_written(plain.decision_function(X))
 
 
 def test_a_pickled_checkpoint_of_0_1_loads():
@@ -47,4 +47,10 @@ def test_a_pickled_checkpoint_of_0_1_loads():
     again = EpochOrders(X.shape[0], 3, True, 0)
     for epoch in range(3):
         np.testing.assert_array_equal(orders[epoch], again[epoch])
-    np.testing.assert_array_equal(est.decision_function(X), EXPECTED)
+    assert_as_written(est.decision_function(X))
+
+
+def assert_as_written(values):
+    """The decision values the file's writer saw, to the rounding of another CPU's BLAS
+    kernel (the dense rows' products go through BLAS)."""
+    np.testing.assert_allclose(values, EXPECTED, rtol=1e-9, atol=1e-15)

@@ -64,7 +64,11 @@ def test_model_of_0_1_with_scratch_loads_and_predicts_the_same():
     assert "_work" not in vars(clf)
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
-        np.testing.assert_array_equal(clf.decision_function(X), expected[output])
+        got = clf.decision_function(X)
+        if output == "voted":  # votes are counts, each sign decided exactly
+            np.testing.assert_array_equal(got, expected[output])
+        else:  # to the rounding of another CPU's BLAS kernel
+            np.testing.assert_allclose(got, expected[output], rtol=1e-9, atol=1e-15)
 
 
 def test_model_of_0_1_with_scratch_trains_on(tmp_path):
@@ -74,10 +78,15 @@ def test_model_of_0_1_with_scratch_trains_on(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fresh = PUMMAClassifier(p=3.0, lam=0.5, keep_corrections=True, max_iter=5).fit(X, y)
-    np.testing.assert_array_equal(old.decision_function(X), fresh.decision_function(X))
+    # (the file was trained on another BLAS kernel's rounding, perhaps)
+    np.testing.assert_allclose(
+        old.decision_function(X), fresh.decision_function(X), rtol=1e-9, atol=1e-15
+    )
     old.partial_fit(X[::-1], y[::-1])
     fresh.partial_fit(X[::-1], y[::-1])
-    np.testing.assert_array_equal(old.decision_function(X), fresh.decision_function(X))
+    np.testing.assert_allclose(
+        old.decision_function(X), fresh.decision_function(X), rtol=1e-9, atol=1e-15
+    )
     marginkit.save(old, tmp_path / "again.skops")
     assert "_work" not in vars(marginkit.load(tmp_path / "again.skops"))
 
