@@ -1,5 +1,6 @@
 """Data set generators and loaders used by the paper reproductions."""
 
+from ._deformed import iter_deformed_mnist
 from ._generators import make_r_of_k, make_sparse_target
 from ._loaders import (
     data_home,
@@ -13,6 +14,7 @@ from ._loaders import (
 
 __all__ = [
     "data_home",
+    "iter_deformed_mnist",
     "load_adult",
     "load_house_votes",
     "load_ionosphere",

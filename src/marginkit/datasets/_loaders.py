@@ -105,27 +105,31 @@ def load_mnist(data_dir=None):
     X_test : ndarray of shape (10000, 784), float64
     y_test : ndarray of shape (10000,), int64
     """
-    arrays = []
-    for stem, ndim in (
-        ("train-images-idx3-ubyte", 3),
-        ("train-labels-idx1-ubyte", 1),
-        ("t10k-images-idx3-ubyte", 3),
-        ("t10k-labels-idx1-ubyte", 1),
-    ):
-        path = _find(data_dir, "mnist", [stem + ".gz", stem])
-        arrays.append(_read_idx(path, ndim))
-    X_train, y_train, X_test, y_test = arrays
-    for X, y, which in ((X_train, y_train, "training"), (X_test, y_test, "test")):
-        if X.shape[0] != y.shape[0]:
-            raise ValueError(
-                f"MNIST {which} files disagree: {X.shape[0]} images, {y.shape[0]} labels"
-            )
+    X_train, y_train = _read_mnist(data_dir, "train")
+    X_test, y_test = _read_mnist(data_dir, "t10k")
     return (
-        X_train.reshape(X_train.shape[0], -1).astype(np.float64),
+        X_train.astype(np.float64),
         y_train.astype(np.int64),
-        X_test.reshape(X_test.shape[0], -1).astype(np.float64),
+        X_test.astype(np.float64),
         y_test.astype(np.int64),
     )
+
+
+def _read_mnist(data_dir, part):
+    """The images (n, 784) and labels (n,) of one part of MNIST, ``"train"`` or
+    ``"t10k"``, as the files' unsigned bytes."""
+    which = {"train": "training", "t10k": "test"}[part]
+    images = _read_idx(_find(data_dir, "mnist", _gz_or_not(f"{part}-images-idx3-ubyte")), 3)
+    labels = _read_idx(_find(data_dir, "mnist", _gz_or_not(f"{part}-labels-idx1-ubyte")), 1)
+    if images.shape[0] != labels.shape[0]:
+        raise ValueError(
+            f"MNIST {which} files disagree: {images.shape[0]} images, {labels.shape[0]} labels"
+        )
+    return images.reshape(images.shape[0], -1), labels
+
+
+def _gz_or_not(stem):
+    return [stem + ".gz", stem]
 
 
 def _read_table(path, delimiter, converters=None, n_columns=None):
