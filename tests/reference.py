@@ -660,3 +660,217 @@ def ovr_until_quiet(binary, targets, max_iter, **kwargs):
     runs = [binary(t, max_iter=epochs, min_epochs=epochs, **kwargs) for t in targets]
     converged = all(r[3] for r in runs)
     return runs, epochs, converged
+
+
+# -- a support-vector budget (one store shared by the one-vs-rest problems) -------------
+
+
+def _golden_max(f, iterations):
+    """The argmax of f on [0, 1] by golden-section search (BSGD's search for h)."""
+    g = (np.sqrt(5.0) - 1.0) / 2.0
+    lo, hi = 0.0, 1.0
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    for _ in range(iterations):
+        if f1 >= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = f(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = f(x2)
+    return (lo + hi) / 2.0
+
+
+def budgeted_kernel_fit(
+    X,
+    y,
+    rule,
+    budget,
+    budget_rule,
+    step,
+    max_iter=1,
+    kernel="rbf",
+    gamma=1.0,
+    degree=3,
+    coef0=1.0,
+    normalize=True,
+    alpha=0.9,
+    B=None,
+    C=2.0**0.5,
+    delta=0.0,
+    ridge=1e-8,
+    golden=60,
+):
+    """Kernel ALMA_2 (``rule="alma"``), the kernel Perceptron or (aggressive) ROMMA on
+    one store of at most ``budget`` support vectors, shared by the one-vs-rest problems,
+    one example at a time.
+
+    Every hypothesis is kept as explicit coefficients ``W[j, c]`` on the stored
+    vectors (``w_c = sum_j W[j, c] phi_hat(x_j)``), their norms computed from their
+    definition, and the average as its running sum over the trials, added after every
+    trial. A trial that stores a vector and so fills the store to ``budget`` is followed
+    by a maintenance step that removes or merges ``step`` vectors:
+
+    - ``"project"`` (Projectron's projection, Orabona, Keshet and Caputo 2009; Wang
+      and Vucetic 2010): the loss of vector j is ``||u_j||^2 / (K + eps I)^-1_jj``, u_j
+      its coefficients of the last and averaged hypotheses, each problem's over that
+      hypothesis's norm; the ``step`` vectors of least loss R go, and the coefficients
+      of the rest S gain ``(K_SS + eps I)^-1 K_SR W_R``, computed by solving the
+      system (not from the inverse);
+    - ``"merge"`` (BSGD, Wang, Crammer and Vucetic 2012): each of the ``step``
+      vectors of least ``||u_j||^2`` merges with the free partner n of least loss into
+      ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``.
+
+    Returns ``scores(X_test, output)`` for ``"last"`` and ``"avg"``, and the state
+    ``(rows, W, avg, n_trials, corrections)``.
+    """
+    X = _dense(X)
+    classes = np.unique(y)
+    targets = np.column_stack(ovr_targets(y, classes))
+    n, P = targets.shape
+    B = 1.0 / alpha if B is None else B
+
+    def kv(a, b):
+        value = kernel_value(kernel, a, b, gamma, degree, coef0)
+        if not normalize:
+            return value
+        da = kernel_value(kernel, a, a, gamma, degree, coef0)
+        db = kernel_value(kernel, b, b, gamma, degree, coef0)
+        return value / np.sqrt(da * db) if da > 0 and db > 0 else 0.0
+
+    def self_value(a):
+        if normalize:
+            return 1.0 if kernel_value(kernel, a, a, gamma, degree, coef0) > 0 else 0.0
+        return kernel_value(kernel, a, a, gamma, degree, coef0)
+
+    rows, W, avg = [], np.zeros((0, P)), np.zeros((0, P))
+    k = np.ones(P, dtype=int)
+    trials = 0
+
+    def gram():
+        return np.array([[kv(a, b) for b in rows] for a in rows])
+
+    def maintain():
+        nonlocal rows, W, avg
+        K = gram()
+        both = np.hstack([W, avg])
+        norms = np.sqrt(np.maximum(np.einsum("jc,jk,kc->c", both, K, both), 0.0))
+        U = both / np.where(norms > 0, norms, 1.0)
+        m = len(rows)
+        eps = ridge * np.mean(np.diag(K))
+        if budget_rule == "project":
+            loss = np.sum(U * U, axis=1) / np.diag(np.linalg.inv(K + eps * np.eye(m)))
+            order = sorted(range(m), key=lambda j: (loss[j], -j))
+            R = sorted(order[:step])
+            S = [j for j in range(m) if j not in R]
+            moved = np.linalg.solve(
+                K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R]
+            )
+            both = both[S] + moved
+            rows = [rows[j] for j in S]
+        else:
+            weight = np.sum(U * U, axis=1)
+            free = [True] * m
+            pairs = []
+            for j in sorted(range(m), key=lambda j: (weight[j], -j)):
+                if len(pairs) == step:
+                    break
+                if not free[j]:
+                    continue
+                best = None
+                for c in range(m):
+                    if c == j or not free[c] or K[j, c] <= 0:
+                        continue
+                    kjc = K[j, c]
+
+                    def kept(h, u=U[j], v=U[c], kjc=kjc):
+                        z = u * kjc ** ((1 - h) ** 2) + v * kjc ** (h * h)
+                        return z @ z
+
+                    h = _golden_max(kept, golden)
+                    loss = U[j] @ U[j] + U[c] @ U[c] + 2 * kjc * (U[j] @ U[c]) - kept(h)
+                    if best is None or loss < best[0]:
+                        best = (loss, c, h)
+                if best is None:
+                    continue
+                _, c, h = best
+                free[j] = free[c] = False
+                pairs.append((j, c, h))
+            gone = {i for j, c, _ in pairs for i in (j, c)}
+            S = [j for j in range(m) if j not in gone]
+            merged_rows, merged = [], []
+            for j, c, h in pairs:
+                kjc = K[j, c]
+                merged_rows.append(h * rows[j] + (1 - h) * rows[c])
+                merged.append(both[j] * kjc ** ((1 - h) ** 2) + both[c] * kjc ** (h * h))
+            rows = [rows[j] for j in S] + merged_rows
+            both = np.vstack([both[S], np.array(merged).reshape(-1, 2 * P)])
+        W, avg = both[:, :P].copy(), both[:, P:].copy()
+
+    for e in range(max_iter):
+        for t in range(n):
+            x = X[t]
+            x2 = self_value(x)
+            kx = np.array([kv(r, x) for r in rows])
+            new = np.zeros(P)
+            stored = False
+            for c in range(P):
+                if x2 <= 0:
+                    continue
+                f = W[:, c] @ kx
+                m_ = targets[t, c] * f
+                if rule == "alma":
+                    thr = (1 - alpha) * B / np.sqrt(k[c])
+                elif rule == "aggressive":
+                    thr = 1.0 - delta
+                else:
+                    thr = 0.0
+                _decision(
+                    f"budgeted {rule} pass {e}, trial {t}, problem {c}",
+                    m_,
+                    thr,
+                    _terms(W[:, c], kx) + abs(thr),
+                )
+                update = m_ < thr if rule == "aggressive" else m_ <= thr
+                if not update:
+                    continue
+                if not stored:
+                    rows.append(x)
+                    W = np.vstack([W, np.zeros(P)])
+                    avg = np.vstack([avg, np.zeros(P)])
+                    kx = np.append(kx, x2)
+                    stored = True
+                yt = targets[t, c]
+                if rule == "alma":
+                    W[-1, c] = C / np.sqrt(k[c]) * yt
+                    K = gram()
+                    norm = np.sqrt(W[:, c] @ K @ W[:, c])
+                    W[:, c] /= max(1.0, norm)
+                elif rule == "perceptron":
+                    W[-1, c] = yt
+                else:
+                    K = gram()
+                    Wn = W[:, c] @ K @ W[:, c]
+                    if Wn == 0.0 or m_ >= x2 * Wn:
+                        W[:, c] = 0.0  # only the new constraint binds: w' = y x / K(x, x)
+                        W[-1, c] = yt / x2
+                    else:
+                        a_, b_ = np.linalg.solve([[Wn, m_], [m_, x2]], [Wn, 1.0])
+                        W[:, c] *= a_
+                        W[-1, c] += b_ * yt
+                k[c] += 1
+                new[c] = 1
+            trials += 1
+            avg += W
+            if stored and len(rows) >= budget:
+                maintain()
+
+    def scores(X_test, output):
+        X_test = _dense(X_test)
+        K = np.array([[kv(r, x) for r in rows] for x in X_test]).reshape(len(X_test), len(rows))
+        out = K @ (W if output == "last" else avg / trials)
+        return out.ravel() if out.shape[1] == 1 else out
+
+    return scores, (rows, W, avg, trials, k - 1)

@@ -45,3 +45,19 @@ KERNEL_DOC = """kernel : {"linear", "poly", "rbf", "poly_rbf"} or callable, defa
         measured with kernel ALMA (docs/gpu.md).
     cache_size : float >= 0, default=200
         Megabytes for the margin sums kept across the epochs of one :meth:`fit`."""
+
+BUDGET_DOC = """budget : int >= 2 or None, default=None
+        The most support vectors the model stores (one store shared by the one-vs-rest
+        problems), so that memory, the time per training row and the time per
+        prediction stay bounded however long the stream. When a correction fills the
+        store, one maintenance step brings it to ``budget - max(1, budget // 20)``
+        vectors by ``budget_rule`` (:mod:`marginkit._core.budget`). None: no budget,
+        the exact algorithm. A budget above the support vectors a run makes gives that
+        run's model. With a budget, ``output="voted"`` is not offered (the vote needs
+        every hypothesis of the run).
+    budget_rule : {"project", "merge"}, default="project"
+        ``"project"``: remove the vectors that carry least of the last and averaged
+        hypotheses and project what they carried onto the vectors kept (any kernel;
+        ``O(budget^3)`` per step, by LAPACK). ``"merge"``: merge each vector of least
+        weight with the partner that loses least into one vector between them (BSGD's
+        merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged)."""

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
 from ._core.arrays import Host, backend_of, namespace, on_host
+from ._core.budget import RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._passes import ended_early
@@ -27,6 +28,13 @@ KERNEL_CONSTRAINTS = {
     "coef0": [Interval(Real, None, None, closed="neither")],
     "block_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "cache_size": [Interval(Real, 0, None, closed="left")],
+}
+
+#: The parameters of a support-vector budget (:mod:`marginkit._core.budget`): kernel
+#: ALMA, the kernel Perceptron and kernel ROMMA.
+BUDGET_CONSTRAINTS = {
+    "budget": [Interval(Integral, 2, None, closed="left"), None],
+    "budget_rule": [StrOptions(set(RULES))],
 }
 
 
@@ -90,7 +98,35 @@ class KernelOnlineClassifier(OnlineClassifier):
                 changed["gamma"] = self.gamma_
         if self._normalise_param != self._normalises:
             changed["normalize"] = self._normalises
+        if getattr(self, "budget", None) != self._kstate.budget:
+            changed["budget"] = self._kstate.budget
         return changed
+
+    def _budget(self):
+        """The model's budget (:class:`marginkit._core.budget.Budget`), or None: its
+        size as at the fit, the rule as set now."""
+        size = self._kstate.budget
+        if size is None:
+            return None
+        return Budget(size, self.budget_rule, default_step(size))
+
+    def _check_budget(self):
+        """A ValueError for a budget with what it cannot do: the vote, or a merge of
+        vectors of another kernel than the Gaussian."""
+        if getattr(self, "budget", None) is None:
+            return
+        if self.output == "voted":
+            raise ValueError(
+                "output='voted' is not offered with a budget: the vote needs every "
+                "hypothesis of the run, which a budgeted store does not keep. Use "
+                "output='avg' or 'last', or budget=None."
+            )
+        if self.budget_rule == "merge" and self.kernel != "rbf":
+            raise ValueError(
+                f"budget_rule='merge' needs kernel='rbf' (a merged vector's kernel values "
+                f"follow from the Gaussian's), got kernel={self.kernel!r}. Use "
+                "budget_rule='project'."
+            )
 
     # -- training ------------------------------------------------------------------
     def _initialise(self, data):
@@ -107,6 +143,7 @@ class KernelOnlineClassifier(OnlineClassifier):
                 self.gamma_ = 1.0 / data.n_features if self.gamma == "auto" else float(self.gamma)
                 gamma = float(np.ldexp(self.gamma_, 2 * e))
         self._check_gamma(gamma)
+        self._check_budget()
         self._fold_below = FOLD_BELOW
         kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
         self._kstate = self._new_state(data, kernel)
@@ -236,6 +273,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             kernel,
             forgets=self._forgets,
             normalize=self._normalise_param,
+            budget=getattr(self, "budget", None),
         )
 
     # -- where the products are made -------------------------------------------------
@@ -327,6 +365,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         step = n if every is None else -(-int(every) // b) * b
         r = self._progress_of(resume)
         params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
+        params["budget"] = self._budget()
         with self._progress(n * len(orders), "example") as bar:
             for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]

@@ -8,8 +8,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _checks as check
 from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import KEEP_CORRECTIONS_DOC, PASSES_DOC
-from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, PASSES_DOC
+from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 SQRT2 = float(np.sqrt(2.0))
 
@@ -252,6 +252,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         it has seen (``n_samples x n_problems`` numbers), which lets a later epoch of
         :meth:`fit` compute only the kernel columns of support vectors new to each
         example. 0 disables it.
+    {BUDGET_DOC}
     verbose : int, default=0
         A progress bar over the blocks.
 
@@ -287,7 +288,11 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     True
     """
 
-    _parameter_constraints: dict = {**ALMA_CONSTRAINTS, **KERNEL_CONSTRAINTS}
+    _parameter_constraints: dict = {
+        **ALMA_CONSTRAINTS,
+        **KERNEL_CONSTRAINTS,
+        **BUDGET_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -306,6 +311,8 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         coef0=1.0,
         block_size="auto",
         cache_size=200,
+        budget=None,
+        budget_rule="project",
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -323,6 +330,8 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.coef0 = coef0
         self.block_size = block_size
         self.cache_size = cache_size
+        self.budget = budget
+        self.budget_rule = budget_rule
         self.verbose = verbose
         self.n_epochs = n_epochs
 

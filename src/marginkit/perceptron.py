@@ -2,8 +2,8 @@
 
 from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
-from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
+from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 
 class PerceptronClassifier(OnlineLinearClassifier):
@@ -120,6 +120,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
+    {BUDGET_DOC}
     verbose : int, default=0
 
     Attributes
@@ -148,7 +149,11 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     True
     """
 
-    _parameter_constraints: dict = {**KERNEL_CONSTRAINTS, "normalize": ["boolean"]}
+    _parameter_constraints: dict = {
+        **KERNEL_CONSTRAINTS,
+        **BUDGET_CONSTRAINTS,
+        "normalize": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -165,6 +170,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         normalize=False,
         block_size="auto",
         cache_size=200,
+        budget=None,
+        budget_rule="project",
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -180,6 +187,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.normalize = normalize
         self.block_size = block_size
         self.cache_size = cache_size
+        self.budget = budget
+        self.budget_rule = budget_rule
         self.verbose = verbose
         self.n_epochs = n_epochs
 

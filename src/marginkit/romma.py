@@ -6,8 +6,8 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
-from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
+from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
 
 #: ROMMA's own parameters, of both forms
 ROMMA_CONSTRAINTS = {
@@ -188,6 +188,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
+    {BUDGET_DOC}
     verbose : int, default=0
 
     Attributes
@@ -219,6 +220,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     _parameter_constraints: dict = {
         **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
+        **BUDGET_CONSTRAINTS,
         "normalize": ["boolean"],
     }
 
@@ -239,6 +241,8 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         normalize=False,
         block_size="auto",
         cache_size=200,
+        budget=None,
+        budget_rule="project",
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -256,6 +260,8 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         self.normalize = normalize
         self.block_size = block_size
         self.cache_size = cache_size
+        self.budget = budget
+        self.budget_rule = budget_rule
         self.verbose = verbose
         self.n_epochs = n_epochs
 

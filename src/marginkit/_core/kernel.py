@@ -42,6 +42,7 @@ from sklearn import config_context, get_config
 from .. import _checks as check
 from .._registry import trusted_type
 from .arrays import HOST, Host, to_numpy
+from .budget import maintain
 from .kernels import Kernel, thread_pool
 from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 
@@ -56,7 +57,7 @@ OVERLAP = (os.cpu_count() or 1) > 2
 
 
 #: The per-problem state the walks update (arrays of length C; ``hcount`` (m + 1, C)):
-#: the scale ``s``, ``norm2`` = ||w||^2 / s^2, the correction counter ``k``, the running
+#: the scale ``s``, ``norm2`` = ||w||^2, the correction counter ``k``, the running
 #: total ``T`` of ``s`` over trials, and the trials each hypothesis lasted.
 Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
 #: The margin sums of a block (b x C): ``F`` over the stored vectors plus the block's
@@ -74,9 +75,11 @@ Old = namedtuple("Old", ["A", "T_ins", "acc", "mask"])
 New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
 #: What :func:`kernel_walk` reads of a block: its Gram ``G`` (b x b, normalised:
 #: ``K_hat(x_i, x_j)``, the diagonal ``K(x, x)`` of the rule's instances), the
-#: one-vs-rest targets ``Y`` (b x C, +1 / -1) and ``inv`` (b,), ``1 / sqrt(K(x, x))``
-#: (or the 0 / 1 of a rule that does not normalise): 0 marks a row that never updates.
-Block = namedtuple("Block", ["G", "Y", "inv"])
+#: one-vs-rest targets ``Y`` (b x C, +1 / -1), ``inv`` (b,), ``1 / sqrt(K(x, x))``
+#: (or the 0 / 1 of a rule that does not normalise): 0 marks a row that never updates,
+#: and ``room``, the support vectors the store takes before it is full (a budget,
+#: :mod:`marginkit._core.budget`; more than b without one).
+Block = namedtuple("Block", ["G", "Y", "inv", "room"])
 
 
 @njit(cache=True, nogil=True)
@@ -103,7 +106,9 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     start : int
         The first row of the block to walk.
     block : Block
-        The block's in-block Gram, targets and inverse norms (:data:`Block`).
+        The block's in-block Gram, targets, inverse norms and the room left in the
+        store (:data:`Block`): the walk stops after the row that fills it, for the
+        caller to keep the budget.
     P : Problems
         Every problem's scale, squared norm over ``s^2``, correction counter, averaging
         total and hypothesis lifetimes (:data:`Problems`), updated in place.
@@ -124,18 +129,21 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     -------
     int
         The row reached: b, or the row after a correction that took some ``s_c``
-        outside ``[fold_below, 1 / fold_below]``.
+        outside ``[fold_below, 1 / fold_below]`` or that filled the store.
     """
     F = sums.F
     Gb, Y, inv_b = block.G, block.Y, block.inv
     kind, alpha, B, C, delta = rule.kind, rule.alpha, rule.B, rule.C, rule.delta
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
     b, n_classes = F.shape
+    last = P.hcount.shape[0] - 1  # a budgeted store keeps no lifetimes (one row)
+    room = block.room
     for i in range(start, b):
         for c in range(n_classes):
             sums.f_seen[i, c] = F[i, c]
         live = inv_b[i] > 0.0  # K(x, x) = 0: x never updates (footnote 3)
         fold = False
+        made = False
         for c in range(n_classes):
             kc = k[c]
             if live:
@@ -189,13 +197,16 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                     new.mask[i, c] = True
                     new.reset[i, c] = reset
                     k[c] = kc + 1
+                    made = True
                     for i2 in range(i + 1, b):
                         F[i2, c] += a * Gb[i, i2]
                     if s[c] < fold_below or s[c] * fold_below > 1.0:
                         fold = True
-            P.hcount[k[c] - 1, c] += 1
+            P.hcount[min(k[c] - 1, last), c] += 1
             T[c] += s[c]
-        if fold:
+        if made:
+            room -= 1
+        if fold or room == 0:
             return i + 1
     return b
 
@@ -392,6 +403,25 @@ class RowStore:
         for name in ("inv", "sq"):
             check.array(getattr(self, name), w + name, np.float64, (n,), finite=True)
 
+    def keep(self, S):
+        """Keep the rows ``S`` (rising) only, in their order, in new arrays of the same
+        room: the old ones stay as they were (:meth:`Stored.undo_point` keeps them)."""
+        k = S.shape[0]
+        bk = self.backend
+        if self.sparse:
+            kept = sp.csr_matrix(self.view(0, self.n))[S]
+            for name, part in (("indptr", kept.indptr), ("indices", kept.indices)):
+                room = np.zeros_like(getattr(self, name))
+                room[: part.shape[0]] = part
+                setattr(self, name, room)
+            self.data = _grown(kept.data, kept.nnz, self.data.shape, HOST)
+        else:
+            self.rows = _grown(bk.take(self.rows, bk.index(S)), k, self.rows.shape, bk)
+        idx = bk.index(S)
+        self.inv = _grown(bk.take(self.inv, idx), k, self.inv.shape, bk)
+        self.sq = _grown(bk.take(self.sq, idx), k, self.sq.shape, bk)
+        self.n = k
+
     def view(self, lo, hi):
         if not self.sparse:
             return self.rows[lo:hi, :]
@@ -575,12 +605,19 @@ def check_problems(state, where, m, C, floats):
     if not (np.all(state.s > 0) and np.all(state.norm2 >= 0)):
         check.fail(w + "s", "must be positive, and norm2 not negative")
     k = check.array(state.k, w + "k", np.int64, (C,))
-    if not np.array_equal(k - 1, state.mask.sum(axis=0)):
-        check.fail(w + "k", f"must count the vectors of each problem, plus one: got {k[:8]}")
+    budget = getattr(state, "budget", None)
+    if budget is None:
+        if not np.array_equal(k - 1, state.mask.sum(axis=0)):
+            check.fail(w + "k", f"must count the vectors of each problem, plus one: got {k[:8]}")
+    else:
+        check.integer(budget, w + "budget", max(m, 2))
+        if np.any(k < 1):
+            check.fail(w + "k", f"must be at least 1: got {k[:8]}")
     trials = check.integer(state.n_trials, w + "n_trials", 0, 2**62)
     check.integer(state.n_seen, w + "n_seen", 0, 2**62)
     check.integer(state.n_kernel_evals, w + "n_kernel_evals", 0, 2**62)
-    hcount = check.array(state.hcount, w + "hcount", np.int64, (m + 1, C), within=(0, 2**62))
+    rows = m + 1 if budget is None else 1
+    hcount = check.array(state.hcount, w + "hcount", np.int64, (rows, C), within=(0, 2**62))
     if np.any(hcount.sum(axis=0) != trials):
         check.fail(w + "hcount", f"must add up to the {trials} trials in every problem")
 
@@ -612,6 +649,14 @@ class Stored:
     #: whether a block's margin sums are one product over every stored vector (kernel
     #: PUMMA), rather than two split where the block before started (:class:`Ahead`)
     _one_sum = False
+    #: the most vectors stored (:mod:`marginkit._core.budget`), or None (files of 0.1)
+    budget = None
+
+    @property
+    def budgeted(self):
+        """Whether the store has a budget: it then keeps no lifetimes of the hypotheses
+        (``hcount`` is one row, the vote is not offered)."""
+        return self.budget is not None
 
     def __init__(self, n_problems, kernel, normalize, capacity=256):
         """What every store keeps: ``capacity`` rows of the arrays per vector that
@@ -661,7 +706,7 @@ class Stored:
             for name in self._per_vector:
                 if getattr(self, name) is not None:
                     setattr(self, name, _grow(getattr(self, name), need))
-        if need + 1 > self.hcount.shape[0]:
+        if need + 1 > self.hcount.shape[0] and not self.budgeted:
             self.hcount = _grow(self.hcount, need + 1)
 
     def flush(self, c, extra=()):
@@ -774,9 +819,20 @@ class KernelState(Stored):
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
     def __init__(
-        self, n_features, n_problems, sparse, kernel, forgets=False, backend=None, normalize=False
+        self,
+        n_features,
+        n_problems,
+        sparse,
+        kernel,
+        forgets=False,
+        backend=None,
+        normalize=False,
+        budget=None,
     ):
         super().__init__(n_problems, kernel, normalize)
+        self.budget = None if budget is None else int(budget)
+        if self.budgeted:
+            self.hcount = np.zeros((1, n_problems), dtype=np.int64)
         self.store = RowStore(n_features, sparse, backend=backend)
         cap = self.A.shape[0]
         self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
@@ -798,7 +854,7 @@ class KernelState(Stored):
         w = f"{where}."
         names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
         names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
-        check.attributes(self, where, names)
+        check.attributes(self, where, names, ("budget",))  # a file of 0.1 has no budget
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         check.flag(self.normalize, w + "normalize")
         C = check.equal(self.n_problems, w + "n_problems", n_problems)
@@ -888,6 +944,12 @@ class KernelState(Stored):
     def scores(self, data, output):
         """Decision values (n, C) of the ``last``, ``avg`` or ``voted`` hypothesis, on
         the backend of ``data`` (:class:`Instances`)."""
+        if output == "voted" and self.budgeted:
+            raise ValueError(
+                "output='voted' is not offered with a budget: the vote needs every "
+                "hypothesis of the run, which a budgeted store does not keep. Use "
+                "output='avg' or 'last'."
+            )
         return outputs(self, data, output, lambda out: (self.coefficients(out), None), None)
 
 
@@ -1184,8 +1246,10 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
     ordered = Ordered(data, order)
     n = order.shape[0]
     b_max = walker.block_size
+    budget = getattr(walker, "budget", None)
     ahead, made = None, None
-    for lo in range(0, n, b_max):
+    lo = 0
+    while lo < n:
         hi = min(n, lo + b_max)
         rows = order[lo:hi]
         b = hi - lo
@@ -1204,10 +1268,20 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
             nxt = min(n, hi + b_max)
             ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
         done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)
-        end_block(state, rows, done, cache, m0)
+        stop = done.stop  # b, or the row after the one that filled a budgeted store
+        end_block(state, rows[:stop], done, cache, m0)
         made = done.rows  # where the next block's kernel rows against this one find them
         if progress is not None:
-            progress(b)
+            progress(stop)
+        if budget is not None and state.m >= budget.size:
+            maintain(state, budget, bk)
+            # the store changed under every sum made ahead or kept across epochs: the
+            # rest of the block is walked as a block of its own, its sums made anew
+            ahead, made = None, None
+            if cache is not None:
+                cache[0][:] = 0.0
+                cache[1][:] = 0
+        lo += stop
 
 
 class Made:
@@ -1220,8 +1294,10 @@ class Made:
     them to the state.
     """
 
-    def __init__(self, sums, reset, rows, own, store):
+    def __init__(self, sums, reset, rows, own, store, stop=None):
         self.sums, self.reset, self.rows, self.own, self.store = sums, reset, rows, own, store
+        #: the rows walked: all, or those up to the one that filled a budgeted store
+        self.stop = reset.shape[0] if stop is None else stop
 
 
 def fold_scales(state, fold_below, sums, pos, cache, own, scaled=()):
@@ -1253,7 +1329,7 @@ def end_block(state, rows, done, cache, m0):
     b = rows.shape[0]
     if cache is not None:
         # margin sums over the vectors stored before each row's trial
-        cache[0][rows] = done.sums.f_seen
+        cache[0][rows] = done.sums.f_seen[:b]
         cache[1][rows] = m0 + np.searchsorted(done.rows, np.arange(b))
     done.store()
     state.n_trials += b
@@ -1270,6 +1346,7 @@ class _Corrections:
         self.state, self.Y, self.backend = state, Y, backend
         self.rule, self.fold_below = params["rule"], params["fold_below"]
         self.block_size = params["block_size"]
+        self.budget = params.get("budget")
 
     def walk(self, rows, Xb, inv_b, block, F, Gb, cols, cache):
         state = self.state
@@ -1287,7 +1364,7 @@ class _Corrections:
         Y_b = self.Y[rows]
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), np.zeros((0, C)))
         P, old = state.problems(), state.old(m0)
-        walk_block = Block(Gb, Y_b, inv_b)
+        room = b + 1 if self.budget is None else self.budget.size - m0
         pos = 0
 
         def own(c):
@@ -1296,16 +1373,19 @@ class _Corrections:
         def scaled(c):
             return ([] if state.V is None else [new.v[:pos, c]]), []
 
-        while pos < b:
+        while pos < b and room > 0:
+            walk_block = Block(Gb, Y_b, inv_b, room)
+            start = pos
             pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
+            room -= int(new.mask[start:pos].any(axis=1).sum())
             fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
-        sv_rows = np.flatnonzero(new.mask.any(axis=1))
+        sv_rows = np.flatnonzero(new.mask[:pos].any(axis=1))
 
         def store():
             sq_bd = block[2]  # the squared norms on the backend (or None)
             state.store_vectors(self.backend, Xb, inv_b, sq_bd, rows, sv_rows, Y_b, new)
 
-        return Made(sums, new.reset, sv_rows, own, store)
+        return Made(sums, new.reset, sv_rows, own, store, pos)
 
 
 def train_blocks(state, data, Y, order, params, cache=None, progress=None):

@@ -1,0 +1,268 @@
+"""A support-vector budget on the kernel estimators (marginkit._core.budget).
+
+Three layers: the engine against the slow reference of each rule
+(reference.budgeted_kernel_fit), the exact model wherever the budget is not reached,
+and the bounds a budget promises (never more stored vectors than the budget, memory
+that does not grow with the stream)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from reference import budgeted_kernel_fit, tie_free
+from sklearn.datasets import make_classification
+
+import marginkit
+from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelROMMAClassifier
+from marginkit._core.budget import default_step
+
+ESTIMATORS = {
+    "alma": (KernelALMAClassifier, {}, True),
+    "perceptron": (KernelPerceptronClassifier, {}, False),
+    "romma": (KernelROMMAClassifier, {}, False),
+    "aggressive": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.5}, False),
+}
+
+
+def noisy(n=150, n_classes=3, seed=1, d=5):
+    return make_classification(
+        n_samples=n,
+        n_features=d,
+        n_informative=4,
+        n_redundant=0,
+        n_classes=n_classes,
+        flip_y=0.1,
+        random_state=seed,
+    )
+
+
+@pytest.mark.exactness
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("rule", ["project", "merge"])
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_equals_the_reference(name, rule, n_classes):
+    """The blocked engine makes the reference's corrections, and its last and averaged
+    hypotheses are the reference's to rounding, through many maintenance steps (a
+    budget of 30 on 150 noisy rows, two passes), blocks cut wherever the store fills."""
+    cls, params, normalise = ESTIMATORS[name]
+    X, y = noisy(n=150 * n_classes // 2 + 75, n_classes=n_classes)
+    budget = 20 if n_classes == 2 else 40  # steps of 1 and of 2 vectors
+    est = cls(
+        kernel="rbf",
+        gamma=0.3,
+        max_iter=2,
+        tol=None,
+        budget=budget,
+        budget_rule=rule,
+        block_size=16,
+        **params,
+    ).fit(X, y)
+    ref_params = {"delta": params.get("delta", 0.0)}
+    with tie_free(1e-6):
+        scores, (rows, W, avg, trials, corrections) = budgeted_kernel_fit(
+            X,
+            y,
+            name,
+            budget,
+            rule,
+            default_step(budget),
+            max_iter=2,
+            gamma=0.3,
+            normalize=normalise,
+            **ref_params,
+        )
+    assert est.n_trials_ == trials
+    np.testing.assert_array_equal(est.n_corrections_per_class_, corrections)
+    assert corrections.sum() > 3 * budget  # many maintenance steps
+    assert est.support_vectors_.shape[0] == len(rows) <= budget
+    # a merge's h maximises a smooth function: two searches agree on it to about the
+    # square root of the rounding, 1e-8, not to the last bit
+    rtol = 1e-9 if rule == "project" else 1e-5
+    np.testing.assert_allclose(est.support_vectors_, np.array(rows), rtol=rtol, atol=rtol)
+    for output in ["last", "avg"]:
+        est.set_params(output=output)
+        np.testing.assert_allclose(
+            est.decision_function(X), scores(X, output), rtol=max(rtol, 1e-6), atol=100 * rtol
+        )
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_budget_never_reached_gives_the_exact_model(name, sparse):
+    """Bit for bit: the same store, coefficients and scores as budget=None, over three
+    passes (the margin sums kept across them included)."""
+    cls, params, _ = ESTIMATORS[name]
+    X, y = noisy(n=400)
+    X = sp.csr_matrix(X) if sparse else X
+    kw = dict(kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=32, **params)
+    exact = cls(**kw).fit(X, y)
+    big = cls(budget=10**6, **kw).fit(X, y)
+    np.testing.assert_array_equal(big.support_, exact.support_)
+    for output in ["last", "avg"]:
+        for est in (exact, big):
+            est.set_params(output=output)
+        np.testing.assert_array_equal(big.dual_coef_, exact.dual_coef_)
+        np.testing.assert_array_equal(big.decision_function(X), exact.decision_function(X))
+
+
+@pytest.mark.parametrize("rule", ["project", "merge"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_never_more_vectors_than_the_budget(rule, sparse):
+    """After every chunk of a stream, at most ``budget`` stored vectors, and the model
+    still learns (well above chance on held-out rows)."""
+    X, y = noisy(n=3000, n_classes=2, d=8, seed=3)
+    X = sp.csr_matrix(X) if sparse else X
+    est = KernelALMAClassifier(kernel="rbf", gamma=0.2, budget=60, budget_rule=rule)
+    for lo in range(0, 2500, 250):
+        est.partial_fit(X[lo : lo + 250], y[lo : lo + 250], classes=[0, 1])
+        assert est.support_vectors_.shape[0] <= 60
+        assert est.dual_coef_.shape == (1, est.support_vectors_.shape[0])
+    assert est.n_corrections_ > 200
+    assert est.score(X[2500:], y[2500:]) > 0.75
+    assert est.n_support_.sum() <= 60
+
+
+def test_voted_is_not_offered_with_a_budget():
+    X, y = noisy()
+    with pytest.raises(ValueError, match="output='voted' is not offered with a budget"):
+        KernelALMAClassifier(budget=20, output="voted").fit(X, y)
+    est = KernelALMAClassifier(budget=20).fit(X, y)
+    est.set_params(output="voted")
+    with pytest.raises(ValueError, match="output='voted' is not offered with a budget"):
+        est.predict(X)
+
+
+def test_merge_needs_the_gaussian_kernel():
+    X, y = noisy()
+    with pytest.raises(ValueError, match="budget_rule='merge' needs kernel='rbf'"):
+        KernelPerceptronClassifier(kernel="poly", budget=20, budget_rule="merge").fit(X, y)
+
+
+@pytest.mark.parametrize("budget", [1, 0, -3, 2.5, "100"])
+def test_bad_budget(budget):
+    X, y = noisy()
+    with pytest.raises(ValueError, match="'budget' parameter of KernelALMAClassifier"):
+        KernelALMAClassifier(budget=budget).fit(X, y)
+
+
+def test_bad_budget_rule():
+    X, y = noisy()
+    with pytest.raises(ValueError, match="'budget_rule' parameter of KernelROMMAClassifier"):
+        KernelROMMAClassifier(budget=10, budget_rule="remove").fit(X, y)
+
+
+def test_partial_fit_keeps_the_budget_of_the_fit():
+    """The budget shapes the model: one set after fit takes effect at the next fit, and
+    partial_fit will not go on with another."""
+    X, y = noisy()
+    est = KernelALMAClassifier(budget=20).fit(X, y)
+    est.set_params(budget=50)
+    with pytest.raises(ValueError, match=r"was fit with budget=20.*budget=50"):
+        est.partial_fit(X, y)
+    est.fit(X, y)
+    assert est._kstate.budget == 50
+
+
+def test_a_rule_changed_between_calls_takes_effect():
+    X, y = noisy(n=600)
+    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, budget=20).fit(X[:300], y[:300])
+    est.set_params(budget_rule="merge").partial_fit(X[300:], y[300:])
+    assert est.support_vectors_.shape[0] <= 20
+
+
+@pytest.mark.parametrize("fmt", ["skops", "pickle"])
+def test_saved_and_loaded(tmp_path, fmt):
+    """A budgeted model saves, loads (its checks pass), predicts the same and trains on
+    within its budget."""
+    X, y = noisy(n=400)
+    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, budget=25).fit(X, y)
+    path = tmp_path / f"model.{fmt}"
+    marginkit.save(est, path)
+    back = marginkit.load(path)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    back.partial_fit(X, y)
+    est.partial_fit(X, y)
+    np.testing.assert_array_equal(back.decision_function(X), est.decision_function(X))
+    assert back.support_vectors_.shape[0] <= 25
+
+
+def test_interrupted_partial_fit_leaves_the_model_as_it_was():
+    """A maintenance step replaces the store's arrays: a partial_fit that fails after
+    one still puts the model back as it was before the call."""
+    X, y = noisy(n=600)
+    calls = {"left": None}
+
+    def kernel(A, B):
+        if calls["left"] is not None:
+            calls["left"] -= 1
+            if calls["left"] < 0:
+                raise RuntimeError("stop")
+        return np.exp(-0.3 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+    est = KernelALMAClassifier(kernel=kernel, budget=20, block_size=16).fit(X[:200], y[:200])
+    before = est.decision_function(X)
+    sv = est.support_vectors_.copy()
+    m = est._kstate.m
+    calls["left"] = 60  # past some maintenance steps (a Gram matrix each)
+    with pytest.raises(RuntimeError, match="stop"):
+        est.partial_fit(X[200:], y[200:])
+    calls["left"] = None
+    assert est._kstate.m == m
+    np.testing.assert_array_equal(est.support_vectors_, sv)
+    np.testing.assert_array_equal(est.decision_function(X), before)
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, re, sys
+    from pathlib import Path
+    import numpy as np
+    from marginkit import KernelALMAClassifier
+
+    n_rows, chunk = int(sys.argv[1]), 20_000
+    est = KernelALMAClassifier(kernel="rbf", gamma=0.05, budget=200, budget_rule=sys.argv[2])
+    rng = np.random.default_rng(0)
+    u = rng.normal(size=20)
+
+    def peak():
+        text = Path("/proc/self/status").read_text()
+        return int(re.search(r"VmHWM:\\s+(\\d+) kB", text).group(1)) * 1024
+
+    for lo in range(0, n_rows, chunk):
+        X = rng.normal(size=(chunk, 20))
+        y = np.where(X @ u > 0, 1, -1)
+        flip = rng.uniform(size=chunk) < 0.2
+        y[flip] = -y[flip]
+        est.partial_fit(X, y, classes=[-1, 1])
+        if lo == 0:
+            start = peak()
+    print(json.dumps({"start": start, "peak": peak(), "corrections": est.n_corrections_,
+                      "sv": est.support_vectors_.shape[0]}))
+    """
+)
+
+
+def _peak(n_rows, rule):
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(n_rows), rule],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1200,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak memory from /proc")
+@pytest.mark.parametrize("rule", ["project", "merge"])
+def test_a_budgeted_stream_in_constant_memory(rule):
+    """Five times the rows, 20% of labels flipped (a correction on every few rows): the
+    same peak memory, where the exact store would hold every corrected row."""
+    short, long = _peak(40_000, rule), _peak(200_000, rule)
+    assert long["corrections"] > 40_000 and long["sv"] <= 200
+    assert long["peak"] - short["peak"] < 8 * 2**20, (short, long)
