@@ -514,3 +514,32 @@ def test_scikit_learn_array_api_check_with_values(ns, device, cls):
     from sklearn.utils.estimator_checks import check_array_api_input_and_values
 
     check_array_api_input_and_values(cls.__name__, cls(), array_namespace=ns, device_name=device)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
+@pytest.mark.parametrize("rule", ["project", "merge"])
+def test_a_budget_on_the_device(ns, device, rule):
+    """A budgeted model on the device: maintenance steps there (the store cut, merged
+    rows made where the store is), the same corrections as on numpy, at most ``budget``
+    stored vectors, the scores equal to rounding."""
+    X, y, X_test = blobs(3, n=300)
+    params = dict(kernel="rbf", gamma=0.3, max_iter=2, budget=25, budget_rule=rule)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = KernelALMAClassifier(block_size=16, **params).fit(X, y)
+    clf = KernelALMAClassifier(block_size=16, **params).fit(put(X, ns, device), put(y, ns, device))
+    np.testing.assert_array_equal(
+        to_numpy(clf.n_corrections_per_class_), ref.n_corrections_per_class_
+    )
+    assert ref.n_corrections_ > 100  # many maintenance steps
+    sv = clf.support_vectors_
+    assert device_of(sv) == device_of(put(X_test, ns, device)) and sv.shape[0] <= 25
+    np.testing.assert_allclose(to_numpy(sv), ref.support_vectors_, rtol=1e-6, atol=1e-9)
+    for output in ["last", "avg"]:
+        clf.set_params(output=output)
+        ref.set_params(output=output)
+        np.testing.assert_allclose(
+            to_numpy(clf.decision_function(put(X_test, ns, device))),
+            ref.decision_function(X_test),
+            rtol=1e-6,
+            atol=1e-9,
+        )
