@@ -60,4 +60,6 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         hypotheses and project what they carried onto the vectors kept (any kernel;
         ``O(budget^3)`` per step, by LAPACK). ``"merge"``: merge each vector of least
         weight with the partner that loses least into one vector between them (BSGD's
-        merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged)."""
+        merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged).
+        A merged vector's ``support_`` entry is that of the heavier of the two
+        (docs/budget.md)."""

@@ -176,8 +176,8 @@ class Passes:
         check.flag(r["ended"], "_resume['ended']")
 
     #: parameters added after models were first saved, with the value that does what a
-    #: model saved before them did (tol: it made its max_iter passes)
-    _added_params = {"tol": None}
+    #: model saved before them did (tol: it made its max_iter passes; no budget)
+    _added_params = {"tol": None, "budget": None, "budget_rule": "project"}
 
     def __setstate__(self, state):
         # a model saved before max_iter: its passes under their former name

@@ -1291,13 +1291,14 @@ class Made:
     hypothesis before it; ``rows``: the rows of the block at which the vectors to store
     were made, in their order; ``own(c)``: ``(a, t, acc, mask)`` of the vectors made,
     problem c's where ``mask`` (as :meth:`Stored.flush` takes them); ``store()`` appends
-    them to the state.
+    them to the state; ``stop``: the rows walked (None: the whole block).
     """
 
     def __init__(self, sums, reset, rows, own, store, stop=None):
         self.sums, self.reset, self.rows, self.own, self.store = sums, reset, rows, own, store
-        #: the rows walked: all, or those up to the one that filled a budgeted store
-        self.stop = reset.shape[0] if stop is None else stop
+        #: the rows walked: all of the block's, or those up to the one that filled a
+        #: budgeted store
+        self.stop = sums.F.shape[0] if stop is None else stop
 
 
 def fold_scales(state, fold_below, sums, pos, cache, own, scaled=()):
