@@ -721,7 +721,9 @@ def budgeted_kernel_fit(
       system (not from the inverse);
     - ``"merge"`` (BSGD, Wang, Crammer and Vucetic 2012): each of the ``step``
       vectors of least ``||u_j||^2`` merges with the free partner n of least loss into
-      ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``.
+      ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``;
+      a vector with no partner of kernel value above 0 is left, and what no merge
+      took is projected.
 
     Returns ``scores(X_test, output)`` for ``"last"`` and ``"avg"``, and the state
     ``(rows, W, avg, n_trials, corrections)``.
@@ -752,25 +754,32 @@ def budgeted_kernel_fit(
     def gram():
         return np.array([[kv(a, b) for b in rows] for a in rows])
 
+    def weighted(both, K):
+        norms = np.sqrt(np.maximum(np.einsum("jc,jk,kc->c", both, K, both), 0.0))
+        return both / np.where(norms > 0, norms, 1.0)
+
+    def project(both, r):
+        """Remove r vectors, their coefficients projected onto the rest."""
+        nonlocal rows
+        K = gram()
+        U = weighted(both, K)
+        m = len(rows)
+        eps = ridge * np.mean(np.diag(K))
+        loss = np.sum(U * U, axis=1) / np.diag(np.linalg.inv(K + eps * np.eye(m)))
+        order = sorted(range(m), key=lambda j: (loss[j], -j))
+        R = sorted(order[:r])
+        S = [j for j in range(m) if j not in R]
+        moved = np.linalg.solve(K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
+        rows = [rows[j] for j in S]
+        return both[S] + moved
+
     def maintain():
         nonlocal rows, W, avg
         K = gram()
         both = np.hstack([W, avg])
-        norms = np.sqrt(np.maximum(np.einsum("jc,jk,kc->c", both, K, both), 0.0))
-        U = both / np.where(norms > 0, norms, 1.0)
+        U = weighted(both, K)
         m = len(rows)
-        eps = ridge * np.mean(np.diag(K))
-        if budget_rule == "project":
-            loss = np.sum(U * U, axis=1) / np.diag(np.linalg.inv(K + eps * np.eye(m)))
-            order = sorted(range(m), key=lambda j: (loss[j], -j))
-            R = sorted(order[:step])
-            S = [j for j in range(m) if j not in R]
-            moved = np.linalg.solve(
-                K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R]
-            )
-            both = both[S] + moved
-            rows = [rows[j] for j in S]
-        else:
+        if budget_rule == "merge":
             weight = np.sum(U * U, axis=1)
             free = [True] * m
             pairs = []
@@ -807,6 +816,8 @@ def budgeted_kernel_fit(
                 merged.append(both[j] * kjc ** ((1 - h) ** 2) + both[c] * kjc ** (h * h))
             rows = [rows[j] for j in S] + merged_rows
             both = np.vstack([both[S], np.array(merged).reshape(-1, 2 * P)])
+        if len(rows) > budget - step:  # the projection, or what no merge could take
+            both = project(both, len(rows) - (budget - step))
         W, avg = both[:, :P].copy(), both[:, P:].copy()
 
     for e in range(max_iter):

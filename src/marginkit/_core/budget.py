@@ -26,7 +26,9 @@ problem. When a correction fills it, one maintenance step brings it down to
     [0, 1] maximising the merged vector's weight by golden-section search: the merge of
     Wang, Crammer and Vucetic's budgeted stochastic gradient descent (BSGD, JMLR 13,
     2012, section 4.3), with coefficient vectors of every problem. It costs
-    ``O(step size d)``: the kernel rows of the vectors merged.
+    ``O(step size d)``: the kernel rows of the vectors merged. A vector whose kernel
+    values with every other are 0 has no merge that keeps anything of it: what no
+    merge could take is projected.
 
 Every output lives on the one store. Both rules are linear maps of the coefficients,
 applied alike to those of the last hypothesis and of the average (whose running sums
@@ -147,21 +149,22 @@ def maintain(state, budget, backend):
         state.flush(c)
     K = gram(state, backend)
     target = budget.size - budget.step
-    if budget.rule == "project":
-        keep, K = project(state, K, state.m - target)
-    else:
-        keep, K = merge(state, K, state.m - target, backend)
+    if budget.rule == "merge":
+        K = merge(state, K, state.m - target, backend)
+    if state.m > target:
+        # the projection, or what no merge could take (vectors whose kernel values
+        # with every other are 0: no vector between two of them keeps anything)
+        K = project(state, K, state.m - target)
     # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2)
     state.norm2[:] = state.s**2 * np.maximum(squared_norms(state.A[: state.m], K), 0.0)
     state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
     state.n_last = 0
     state.coefficients_changed()
-    return keep
 
 
 def project(state, K, r):
     """Remove the ``r`` vectors of least loss, their coefficients projected onto the
-    rest (module docstring); returns the rows kept and their Gram matrix."""
+    rest (module docstring); returns the Gram matrix of the vectors kept."""
     m = state.m
     Kinv = ridge_inverse(K)
     U = weights(state, K)
@@ -177,12 +180,13 @@ def project(state, K, r):
     state.A[S] += moved[:, :C]
     state.acc[S] += moved[:, C:]
     keep_rows(state, S)
-    return S, K[np.ix_(S, S)]
+    return K[np.ix_(S, S)]
 
 
 def merge(state, K, r, backend):
-    """Merge ``r`` vectors of least weight, each with its best partner (module
-    docstring); returns the rows kept unchanged and the Gram matrix of the new store."""
+    """Merge up to ``r`` vectors of least weight, each with its best partner (module
+    docstring; fewer where no partner has a kernel value above 0); returns the Gram
+    matrix of the new store."""
     m = state.m
     U = weights(state, K)
     weight = np.einsum("jc,jc->j", U, U)
@@ -205,10 +209,11 @@ def merge(state, K, r, backend):
         free[n] = False
         gone += [j, n]
         merged.append((j, n, float(h[best]), k[n]))
+    if not merged:
+        return K
     S = np.setdiff1d(np.arange(m), np.asarray(gone, dtype=np.int64))
     add_merged(state, merged, S, backend)
-    K = gram(state, backend)
-    return S, K
+    return gram(state, backend)
 
 
 def best_h(u, V, k):
