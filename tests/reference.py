@@ -825,7 +825,6 @@ def budgeted_kernel_fit(
             x = X[t]
             x2 = self_value(x)
             kx = np.array([kv(r, x) for r in rows])
-            new = np.zeros(P)
             stored = False
             for c in range(P):
                 if x2 <= 0:
@@ -872,7 +871,6 @@ def budgeted_kernel_fit(
                         W[:, c] *= a_
                         W[-1, c] += b_ * yt
                 k[c] += 1
-                new[c] = 1
             trials += 1
             avg += W
             if stored and len(rows) >= budget:

@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
 from ._core.arrays import Host, backend_of, namespace, on_host
-from ._core.budget import RULES, Budget, default_step
+from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._passes import ended_early
@@ -116,11 +116,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         if getattr(self, "budget", None) is None:
             return
         if self.output == "voted":
-            raise ValueError(
-                "output='voted' is not offered with a budget: the vote needs every "
-                "hypothesis of the run, which a budgeted store does not keep. Use "
-                "output='avg' or 'last', or budget=None."
-            )
+            raise ValueError(NO_VOTE)
         if self.budget_rule == "merge" and self.kernel != "rbf":
             raise ValueError(
                 f"budget_rule='merge' needs kernel='rbf' (a merged vector's kernel values "

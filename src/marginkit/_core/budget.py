@@ -61,6 +61,11 @@ from threadpoolctl import ThreadpoolController
 Budget = namedtuple("Budget", ["size", "rule", "step"])
 
 RULES = ("project", "merge")
+#: Why a budgeted model has no voted output (fit and predict refuse it alike).
+NO_VOTE = (
+    "output='voted' is not offered with a budget: the vote needs every hypothesis of the "
+    "run, which a budgeted store does not keep. Use output='avg' or 'last', or budget=None."
+)
 #: The ridge ``eps`` added to the Gram matrix's diagonal before it is inverted, times
 #: its mean diagonal (the normalised kernels': 1): a store can hold one example twice
 #: (corrected in two epochs), and its Gram matrix is then singular.
@@ -259,14 +264,11 @@ def add_merged(state, merged, S, backend):
         X = sp.csr_matrix(X)
         Z = sp.vstack([h * X[j] + (1 - h) * X[n] for j, n, h, _, _ in rows]).tocsr()
         Z.sort_indices()
-        sq = np.asarray(Z.multiply(Z).sum(axis=1)).ravel()
     else:
-        xp = backend.xp
         j_idx = backend.index(np.array([r[0] for r in rows]))
         n_idx = backend.index(np.array([r[1] for r in rows]))
         hs = backend.asarray(np.array([r[2] for r in rows]))[:, None]
         Z = hs * backend.take(X, j_idx) + (1 - hs) * backend.take(X, n_idx)
-        sq = backend.host(xp.sum(Z * Z, axis=1))
     coef = {}
     for name in ("A", "acc"):
         arr = getattr(state, name)
@@ -276,9 +278,8 @@ def add_merged(state, merged, S, backend):
     keep_rows(state, S)
     m0 = state.m
     k = len(rows)
-    state.store.append(
-        Z, backend.asarray(np.ones(k)), backend.asarray(sq) if state.kernel.needs_norms else None
-    )
+    sq = backend.squared_norms(Z) if state.kernel.needs_norms else None
+    state.store.append(Z, backend.asarray(np.ones(k)), sq)  # K(z, z) = 1: inv 1
     for name in state._per_vector:
         arr = getattr(state, name)
         if arr is not None:

@@ -42,7 +42,7 @@ from sklearn import config_context, get_config
 from .. import _checks as check
 from .._registry import trusted_type
 from .arrays import HOST, Host, to_numpy
-from .budget import maintain
+from .budget import NO_VOTE, maintain
 from .kernels import Kernel, thread_pool
 from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
 
@@ -110,7 +110,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
         store (:data:`Block`): the walk stops after the row that fills it, for the
         caller to keep the budget.
     P : Problems
-        Every problem's scale, squared norm over ``s^2``, correction counter, averaging
+        Every problem's scale, squared norm ``||w||^2``, correction counter, averaging
         total and hypothesis lifetimes (:data:`Problems`), updated in place.
     sums : Sums
         ``sums.F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support
@@ -945,11 +945,7 @@ class KernelState(Stored):
         """Decision values (n, C) of the ``last``, ``avg`` or ``voted`` hypothesis, on
         the backend of ``data`` (:class:`Instances`)."""
         if output == "voted" and self.budgeted:
-            raise ValueError(
-                "output='voted' is not offered with a budget: the vote needs every "
-                "hypothesis of the run, which a budgeted store does not keep. Use "
-                "output='avg' or 'last'."
-            )
+            raise ValueError(NO_VOTE)
         return outputs(self, data, output, lambda out: (self.coefficients(out), None), None)
 
 
