@@ -250,7 +250,9 @@ CHILD = textwrap.dedent(
     import numpy as np
     from marginkit import KernelALMAClassifier
 
-    n_rows, chunk = int(sys.argv[1]), 10_000
+    # small chunks: the caller's chunk buffers, not the model, move the peak by about
+    # a chunk at random points (3 MB here)
+    n_rows, chunk = int(sys.argv[1]), 2_000
     est = KernelALMAClassifier(kernel="rbf", gamma=0.005, budget=200, budget_rule=sys.argv[2])
     rng = np.random.default_rng(0)
     u = rng.normal(size=200)
@@ -265,7 +267,7 @@ CHILD = textwrap.dedent(
         flip = rng.uniform(size=chunk) < 0.2
         y[flip] = -y[flip]
         est.partial_fit(X, y, classes=[-1, 1])
-        if lo == 2 * chunk:
+        if lo + chunk == 30_000:
             start, before = peak(), est.n_corrections_  # all compiled, the store full
     print(json.dumps({"start": start, "peak": peak(), "after": est.n_corrections_ - before,
                       "sv": est.support_vectors_.shape[0]}))
