@@ -711,7 +711,11 @@ def budgeted_kernel_fit(
     vectors (``w_c = sum_j W[j, c] phi_hat(x_j)``), their norms computed from their
     definition, and the average as its running sum over the trials, added after every
     trial. A trial that stores a vector and so fills the store to ``budget`` is followed
-    by a maintenance step that removes or merges ``step`` vectors:
+    by a maintenance step. An example corrected again (in a later pass) is the vector it
+    was stored as, its coefficients summed; the store counts ``entries``, a vector or a
+    later correction of one, and a trial that adds one and so brings them to ``budget``
+    is followed by a maintenance step: the entries become the vectors, and where more
+    than ``budget - step`` vectors remain, a step that removes or merges them:
 
     - ``"project"`` (Projectron's projection, Orabona, Keshet and Caputo 2009; Wang
       and Vucetic 2010): the loss of vector j is ``||u_j||^2 / (K + eps I)^-1_jj``, u_j
@@ -748,6 +752,8 @@ def budgeted_kernel_fit(
         return kernel_value(kernel, a, a, gamma, degree, coef0)
 
     rows, W, avg = [], np.zeros((0, P)), np.zeros((0, P))
+    ids = []  # the example of each vector (None: a merged one)
+    entries = 0
     k = np.ones(P, dtype=int)
     trials = 0
 
@@ -771,10 +777,14 @@ def budgeted_kernel_fit(
         S = [j for j in range(m) if j not in R]
         moved = np.linalg.solve(K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
         rows = [rows[j] for j in S]
+        ids[:] = [ids[j] for j in S]
         return both[S] + moved
 
     def maintain():
-        nonlocal rows, W, avg
+        nonlocal rows, W, avg, entries
+        entries = len(rows)
+        if entries <= budget - step:
+            return
         K = gram()
         both = np.hstack([W, avg])
         U = weighted(both, K)
@@ -784,7 +794,7 @@ def budgeted_kernel_fit(
             free = [True] * m
             pairs = []
             for j in sorted(range(m), key=lambda j: (weight[j], -j)):
-                if len(pairs) == step:
+                if len(pairs) == m - (budget - step):
                     break
                 if not free[j]:
                     continue
@@ -815,10 +825,12 @@ def budgeted_kernel_fit(
                 merged_rows.append(h * rows[j] + (1 - h) * rows[c])
                 merged.append(both[j] * kjc ** ((1 - h) ** 2) + both[c] * kjc ** (h * h))
             rows = [rows[j] for j in S] + merged_rows
+            ids[:] = [ids[j] for j in S] + [None] * len(merged_rows)
             both = np.vstack([both[S], np.array(merged).reshape(-1, 2 * P)])
         if len(rows) > budget - step:  # the projection, or what no merge could take
             both = project(both, len(rows) - (budget - step))
         W, avg = both[:, :P].copy(), both[:, P:].copy()
+        entries = len(rows)
 
     for e in range(max_iter):
         for t in range(n):
@@ -826,6 +838,7 @@ def budgeted_kernel_fit(
             x2 = self_value(x)
             kx = np.array([kv(r, x) for r in rows])
             stored = False
+            j = ids.index(t) if t in ids else None
             for c in range(P):
                 if x2 <= 0:
                     continue
@@ -847,33 +860,37 @@ def budgeted_kernel_fit(
                 if not update:
                     continue
                 if not stored:
-                    rows.append(x)
-                    W = np.vstack([W, np.zeros(P)])
-                    avg = np.vstack([avg, np.zeros(P)])
-                    kx = np.append(kx, x2)
+                    if j is None:
+                        rows.append(x)
+                        ids.append(t)
+                        W = np.vstack([W, np.zeros(P)])
+                        avg = np.vstack([avg, np.zeros(P)])
+                        kx = np.append(kx, x2)
+                        j = len(rows) - 1
+                    entries += 1
                     stored = True
                 yt = targets[t, c]
                 if rule == "alma":
-                    W[-1, c] = C / np.sqrt(k[c]) * yt
+                    W[j, c] += C / np.sqrt(k[c]) * yt
                     K = gram()
                     norm = np.sqrt(W[:, c] @ K @ W[:, c])
                     W[:, c] /= max(1.0, norm)
                 elif rule == "perceptron":
-                    W[-1, c] = yt
+                    W[j, c] += yt
                 else:
                     K = gram()
                     Wn = W[:, c] @ K @ W[:, c]
                     if Wn == 0.0 or m_ >= x2 * Wn:
                         W[:, c] = 0.0  # only the new constraint binds: w' = y x / K(x, x)
-                        W[-1, c] = yt / x2
+                        W[j, c] = yt / x2
                     else:
                         a_, b_ = np.linalg.solve([[Wn, m_], [m_, x2]], [Wn, 1.0])
                         W[:, c] *= a_
-                        W[-1, c] += b_ * yt
+                        W[j, c] += b_ * yt
                 k[c] += 1
             trials += 1
             avg += W
-            if stored and len(rows) >= budget:
+            if stored and entries >= budget:
                 maintain()
 
     def scores(X_test, output):

@@ -504,6 +504,13 @@ CASES = [
     ("kalma", value(("_kstate", "store", "sparse"), 1), r"store\.sparse must be a bool, got"),
     ("kalma", value(("_kstate", "store", "sparse"), False), r"_kstate\.store lacks rows"),
     ("kromma", to(("_kstate", "store", "rows"), lambda a: a[:, :-1]), r"store\.rows must have sh"),
+    # a store whose examples came back: entries mapped onto rows
+    ("kromma", item(("_kstate", "store", "vec"), 0, 10**6), r"store\.vec holds 1000000, outs"),
+    ("kromma", to(("_kstate", "store", "vec"), lambda a: a[:-1]), r"store\.vec must have shape"),
+    ("kromma", to(("_kstate", "store", "vec"), np.zeros_like), r"vec must map the entries onto"),
+    ("kromma", value(("_kstate", "store", "held"), 10**6), r"store\.held must be <= \d+, got"),
+    ("kromma", item(("_kstate", "store", "keys"), 0, -2), r"store\.keys holds -2, outside"),
+    ("kromma", to(("_kstate", "store", "keys"), _longer), r"store\.keys must have shape"),
     # KernelState
     (
         "kalma",

@@ -492,13 +492,15 @@ class KernelOnlineClassifier(OnlineClassifier):
     @property
     def support_(self):
         check_is_fitted(self, "_kstate")
-        return self._published(self._kstate.index[: self._kstate.m].copy())
+        state = self._kstate
+        return self._published(state.index[state.row_entries()].copy())
 
     @property
     def n_support_(self):
         """Support vectors of each class, in the order of ``classes_``, as distinct
-        training examples: an example corrected in several epochs counts once, where
-        ``support_`` lists every stored vector.
+        training examples: an example corrected in several epochs counts once (kernel
+        ALMA's family stores it once; kernel PUMMA's ``support_`` lists it in every
+        pair it is part of).
 
         With more than two classes, entry c counts the examples in the support of class
         c's one-vs-rest problem (Gentile 2001's "SV" of each digit, Tables 2 and 4);
@@ -512,13 +514,16 @@ class KernelOnlineClassifier(OnlineClassifier):
         """The support vectors, where the model is (the device of the last data it saw
         under dispatch)."""
         check_is_fitted(self, "_kstate")
-        return self._data_rows(self._kstate.store.rows_copy(0, self._kstate.m))
+        store = self._kstate.store
+        return self._data_rows(store.rows_copy(0, store.n_rows))
 
     @property
     def dual_coef_(self):
         check_is_fitted(self, "_kstate")
         not_for_voted(self, "dual_coef_")
-        return self._published(self._dual_units(self._kstate.coefficients(self.output).T.copy()))
+        state = self._kstate
+        coef = state.per_row(state.coefficients(self.output))
+        return self._published(self._dual_units(coef.T.copy()))
 
     def _dual_units(self, a):
         """Dual coefficients of the model's units in those of the data: those of

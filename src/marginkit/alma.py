@@ -261,7 +261,10 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     classes_ : ndarray of shape (n_classes,)
     support_ : ndarray of shape (n_SV,)
         Position in the training stream of each support vector (a row index of X for
-        :meth:`fit`; an example corrected in several epochs appears once per epoch).
+        :meth:`fit`). An example corrected in several epochs is one support vector,
+        its corrections summed in its coefficients (the vote replays them in order
+        on its kernel column): the model's memory and each prediction's kernel rows
+        grow with the distinct examples, not with the corrections.
     support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
     dual_coef_ : ndarray of shape (n_problems, n_SV)
         Coefficients of the ``output`` hypothesis on ``K_hat(support_vectors_, x)``

@@ -127,6 +127,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
     support_ : ndarray of shape (n_SV,)
+        Position in the training stream of each support vector; an example corrected
+        in several epochs is one (as :class:`KernelALMAClassifier`'s).
     support_vectors_ : ndarray or sparse matrix of shape (n_SV, n_features)
     dual_coef_ : ndarray of shape (n_problems, n_SV)
     n_corrections_ : int

@@ -152,8 +152,13 @@ def maintain(state, budget, backend):
     squared norm computed anew after."""
     for c in range(state.n_problems):
         state.flush(c)
-    K = gram(state, backend)
+    # the entries of examples corrected in several epochs summed: one per vector
+    state.collapse()
     target = budget.size - budget.step
+    if state.m <= target:
+        state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
+        return
+    K = gram(state, backend)
     if budget.rule == "merge":
         K = merge(state, K, state.m - target, backend)
     if state.m > target:

@@ -29,6 +29,15 @@ Outputs, with no copy of any hypothesis:
   ``A[j, c] (T_c - T_c at j's insertion)``;
 - voted (sum_k c_k sign(w_k . x)): prefix sums of ``A[j, c] K_hat(x_j, x)`` along the
   insertion order give every ``w_k . x`` up to its positive scale.
+
+Every j above is an entry: one correction of one example (all problems corrected on
+that trial). The rows of the store are the examples (:class:`RowStore`): an example
+corrected again in a later epoch adds an entry, a few numbers per problem, on the row
+it has. The walk and the margin products read the entries (a block's products gather
+the rows of the entries they need), so the decisions are those of the per-example
+algorithm; the last and averaged outputs sum each row's entries into one coefficient,
+and the vote takes each entry's kernel column from its row: memory and the kernel
+rows of a prediction grow with the distinct examples, not with the corrections.
 """
 
 import os
@@ -266,9 +275,24 @@ class RowStore:
     ``inv[j]`` is ``1 / sqrt(K(x_j, x_j))`` (or the 0 / 1 of an unnormalised rule),
     ``sq[j]`` is ``||x_j||^2`` (0 where the kernel needs no norms). A saved store holds
     host float64 arrays; :meth:`to` moves it to where the next call's data are.
+
+    A keyed store (``keyed=True``: kernel ALMA's support vectors) holds each example
+    once: its ``n`` entries, which the engine indexes, are rows of the store, ``vec``
+    mapping an entry to its row once an example has come back (None while every entry
+    is a row of its own, and in the stores of kernel PUMMA's pairs), ``keys`` the
+    example of each row (its position in the training stream; -1: no example, a merged
+    vector). An example corrected in several epochs is then one row, however many
+    entries (coefficients) it has.
     """
 
-    def __init__(self, n_features, sparse, capacity=256, backend=None):
+    #: the entry -> row map, or None: entry j is row j
+    vec = None
+    #: the example of each row (-1: none), or None: the store does not look them up
+    keys = None
+    #: the rows held, where ``vec`` maps entries to them (None: ``n``)
+    held = None
+
+    def __init__(self, n_features, sparse, capacity=256, backend=None, keyed=False):
         self.n_features = n_features
         self.sparse = sparse
         self.n = 0
@@ -283,16 +307,24 @@ class RowStore:
             self.rows = bk.zeros((capacity, n_features))
         self.inv = bk.zeros(capacity)
         self.sq = bk.zeros(capacity)
+        if keyed:
+            self.keys = np.full(capacity, -1, dtype=np.int64)
 
     @property
     def backend(self):
         return self.__dict__.get("_backend", HOST)
 
+    @property
+    def n_rows(self):
+        """The rows held (as many as the entries, but in a store where an example came
+        back)."""
+        return self.n if self.vec is None else self.held
+
     def to(self, backend):
         """Move the store to ``backend`` (sparse stores stay on the host)."""
         if self.sparse or backend.same(self.backend):
             return self
-        n = self.n
+        n = self.n_rows
         if not self.sparse:
             self.rows = _moved(self.rows[:n, :], backend)
         self.inv = _moved(self.inv[:n], backend)
@@ -308,18 +340,48 @@ class RowStore:
         if rows > self.inv.shape[0]:
             bk = self.backend
             cap = max(2 * self.inv.shape[0], rows)
-            self.inv = _grown(self.inv, self.n, (cap,), bk)
-            self.sq = _grown(self.sq, self.n, (cap,), bk)
+            n = self.n_rows
+            self.inv = _grown(self.inv, n, (cap,), bk)
+            self.sq = _grown(self.sq, n, (cap,), bk)
             if not self.sparse:
-                self.rows = _grown(self.rows, self.n, (cap, self.n_features), bk)
+                self.rows = _grown(self.rows, n, (cap, self.n_features), bk)
+        if self.keys is not None and rows > self.keys.shape[0]:
+            self.keys = _grow(self.keys, rows, fill=-1)
+
+    def _spans(self, lo, hi):
+        """The rows of entries lo..hi-1: ``(a, b)`` where they are rows a..b-1 in
+        order, else their row indices (host integers)."""
+        if self.vec is None:
+            return lo, hi
+        r = self.vec[lo:hi]
+        if r.size == 0 or (r[-1] - r[0] == r.size - 1 and np.all(np.diff(r) == 1)):
+            a = int(r[0]) if r.size else 0
+            return a, a + r.size
+        return r
+
+    def found(self, keys):
+        """The row holding each example of ``keys`` (-1: none). A store without keys
+        finds none."""
+        if self.keys is None:
+            return np.full(len(keys), -1, dtype=np.int64)
+        where = self.__dict__.get("_where")
+        if where is None:
+            held = self.keys[: self.n_rows]
+            mine = np.flatnonzero(held >= 0)
+            where = self._where = dict(zip(held[mine].tolist(), mine.tolist(), strict=True))
+        return np.array([where.get(k, -1) for k in np.asarray(keys).tolist()], dtype=np.int64)
 
     def beside(self, parts, lo):
-        """Dense rows lo..n-1 followed by the rows of ``parts`` (``(X, inv, sq)`` each,
-        arrays of the store's backend; ``sq`` may be None), as ``(rows, inv, sq)``
-        views: the parts are written in the room after the stored rows, where the next
-        append writes. A product that reads them must be made, or queued on a device
-        (which runs its work in order), before that append."""
-        at = self.n
+        """Dense rows of entries lo..n-1 followed by the rows of ``parts`` (``(X, inv,
+        sq)`` each, arrays of the store's backend; ``sq`` may be None), as ``(rows,
+        inv, sq)``: the parts are written in the room after the rows held, where the
+        next append writes, and the result is a view where the entries are those rows
+        in order (a copy where they repeat older rows). A product that reads them must
+        be made, or queued on a device (which runs its work in order), before that
+        append."""
+        held = self.n_rows
+        span = self._spans(lo, self.n)
+        at = held
         self._room(at + sum(X.shape[0] for X, _, _ in parts))
         for X, inv, sq in parts:
             k = X.shape[0]
@@ -328,39 +390,81 @@ class RowStore:
             if sq is not None:
                 self.sq[at : at + k] = sq
             at += k
-        return self.rows[lo:at, :], self.inv[lo:at], self.sq[lo:at]
+        if isinstance(span, tuple) and span[1] == held:
+            a = span[0]
+            return self.rows[a:at, :], self.inv[a:at], self.sq[a:at]
+        bk = self.backend
+        idx = np.concatenate(
+            [span if not isinstance(span, tuple) else np.arange(*span), np.arange(held, at)]
+        )
+        idx = bk.index(idx)
+        return bk.take(self.rows, idx), bk.take(self.inv, idx), bk.take(self.sq, idx)
 
-    def append(self, X, inv, sq=None):
+    def append(self, X, inv, sq=None, keys=None, repeats=None):
+        """Append entries: the rows of ``X`` (with ``inv`` and ``sq``), and, with
+        ``repeats`` (one per entry, in order: the row an entry repeats, or -1 for the
+        next row of ``X``), entries that repeat rows held. ``keys``: the example of each
+        entry (for :meth:`found`), or None."""
         m = X.shape[0]
-        if m == 0:
+        entries = m if repeats is None else len(repeats)
+        if entries == 0:
             return
-        self._room(self.n + m)
-        self.inv[self.n : self.n + m] = inv
+        n, held = self.n, self.n_rows
+        fresh = None if repeats is None else np.asarray(repeats) < 0
+        if fresh is not None and not fresh.all() and self.vec is None:
+            self.vec = np.arange(max(n + entries, self.inv.shape[0]), dtype=np.int64)
+            self.held = held
+        if m:
+            self._append_rows(X, inv, sq, held)
+        if self.vec is not None:
+            if n + entries > self.vec.shape[0]:
+                self.vec = _grow(self.vec, n + entries)
+            if fresh is None:
+                placed = held + np.arange(m)
+            else:
+                placed = np.array(repeats, dtype=np.int64)
+                placed[fresh] = held + np.arange(m)
+            self.vec[n : n + entries] = placed
+            self.held = held + m
+        if self.keys is not None and m:
+            new_keys = np.full(m, -1, dtype=np.int64)
+            if keys is not None:
+                new_keys[:] = np.asarray(keys)[fresh] if fresh is not None else keys
+            self.keys[held : held + m] = new_keys
+            where = self.__dict__.get("_where")
+            if where is not None:
+                where.update((k, held + i) for i, k in enumerate(new_keys.tolist()) if k >= 0)
+        self.n = n + entries
+
+    def _append_rows(self, X, inv, sq, at):
+        m = X.shape[0]
+        self._room(at + m)
+        self.inv[at : at + m] = inv
         if sq is not None:
-            self.sq[self.n : self.n + m] = sq
+            self.sq[at : at + m] = sq
         if self.sparse:
             X = sp.csr_matrix(X)
-            need_rows = self.n + m + 1
+            need_rows = at + m + 1
             if need_rows > self.indptr.shape[0]:
                 self.indptr = _grow(self.indptr, need_rows)
-            nnz0 = self.indptr[self.n]
+            nnz0 = self.indptr[at]
             need = nnz0 + X.nnz
             if need > self.data.shape[0]:
                 self.indices = _grow(self.indices, need)
                 self.data = _grow(self.data, need)
             self.indices[nnz0:need] = X.indices
             self.data[nnz0:need] = X.data
-            self.indptr[self.n + 1 : self.n + m + 1] = nnz0 + X.indptr[1:]
+            self.indptr[at + 1 : at + m + 1] = nnz0 + X.indptr[1:]
         else:
-            self.rows[self.n : self.n + m, :] = X
-        self.n += m
+            self.rows[at : at + m, :] = X
 
     def __getstate__(self):
         """The rows stored, on the host in float64, without the spare room (saved models
         hold no more)."""
         state = dict(self.__dict__)
         state.pop("_backend", None)
-        n = self.n
+        state.pop("_where", None)
+        n = self.n_rows
         if self.sparse:
             state["indptr"] = self.indptr[: n + 1].copy()
             state["indices"] = self.indices[: self.indptr[n]].copy()
@@ -369,24 +473,37 @@ class RowStore:
             state["rows"] = np.array(to_numpy(self.rows[:n, :]), dtype=np.float64)
         state["inv"] = np.array(to_numpy(self.inv[:n]), dtype=np.float64)
         state["sq"] = np.array(to_numpy(self.sq[:n]), dtype=np.float64)
+        if self.vec is not None:
+            state["vec"] = self.vec[: self.n].copy()
+        if self.keys is not None:
+            state["keys"] = self.keys[:n].copy()
         return state
 
     def _check_loaded(self, where, n_features):
-        """The rows as saved: ``n`` rows of ``n_features`` finite values and their norms;
-        for sparse rows, a CSR structure whose pointers rise from 0 to the non-zeros and
-        whose column indices are sorted in each row and less than ``n_features``
-        (scipy's products follow them unchecked)."""
+        """The rows as saved: ``n`` entries, each a row of ``n_features`` finite values
+        with its norms (or, with ``vec``, one of ``held`` such rows, every row some
+        entry's); for sparse rows, a CSR structure whose pointers rise from 0 to the
+        non-zeros and whose column indices are sorted in each row and less than
+        ``n_features`` (scipy's products follow them unchecked)."""
         w = f"{where}."
         check.equal(
             check.integer(self.n_features, w + "n_features", 1), w + "n_features", n_features
         )
-        n = check.integer(self.n, w + "n", 0)
+        entries = check.integer(self.n, w + "n", 0)
+        n = entries
+        if self.vec is not None:
+            n = check.integer(self.held, w + "held", 0, entries)
+            vec = check.array(self.vec, w + "vec", np.int64, (entries,), within=(0, max(n, 1)))
+            if np.unique(vec).size != n:
+                check.fail(w + "vec", f"must map the entries onto all {n} rows")
         common = ("n_features", "sparse", "n", "inv", "sq")
         if not check.flag(self.sparse, w + "sparse"):
-            check.attributes(self, where, (*common, "rows"))
+            check.attributes(self, where, (*common, "rows"), ("vec", "keys", "held"))
             check.array(self.rows, w + "rows", np.float64, (n, n_features), finite=True)
         else:
-            check.attributes(self, where, (*common, "indptr", "indices", "data"))
+            check.attributes(
+                self, where, (*common, "indptr", "indices", "data"), ("vec", "keys", "held")
+            )
             indptr = check.array(self.indptr, w + "indptr", np.int64, (n + 1,))
             if indptr[0] != 0 or np.any(np.diff(indptr) < 0):
                 check.fail(w + "indptr", "must rise from 0")
@@ -402,10 +519,27 @@ class RowStore:
                 check.fail(w + "indices", "must be sorted within each row, without repeats")
         for name in ("inv", "sq"):
             check.array(getattr(self, name), w + name, np.float64, (n,), finite=True)
+        if self.keys is not None:
+            check.array(self.keys, w + "keys", np.int64, (n,), within=(-1, 2**62))
+
+    def collapse(self):
+        """Make every row one entry, in the rows' order; returns the entry -> row map
+        it replaced (None: it was already so), for the arrays per entry to be summed
+        by it (:meth:`KernelState.collapse`)."""
+        if self.vec is None:
+            return None
+        vec = self.vec[: self.n].copy()
+        self.n = self.held
+        self.vec = None
+        self.held = None
+        return vec
 
     def keep(self, S):
-        """Keep the rows ``S`` (rising) only, in their order, in new arrays of the same
-        room: the old ones stay as they were (:meth:`Stored.undo_point` keeps them)."""
+        """Keep the rows ``S`` (rising; every entry its own row: :meth:`collapse`) only,
+        in their order, in new arrays of the same room: the old ones stay as they were
+        (:meth:`Stored.undo_point` keeps them)."""
+        if self.vec is not None:
+            raise RuntimeError("collapse the store's entries before keeping rows")
         k = S.shape[0]
         bk = self.backend
         if self.sparse:
@@ -420,24 +554,53 @@ class RowStore:
         idx = bk.index(S)
         self.inv = _grown(bk.take(self.inv, idx), k, self.inv.shape, bk)
         self.sq = _grown(bk.take(self.sq, idx), k, self.sq.shape, bk)
+        if self.keys is not None:
+            keys = np.full_like(self.keys, -1)
+            keys[:k] = self.keys[S]
+            self.keys = keys
+        self.__dict__.pop("_where", None)
         self.n = k
 
-    def view(self, lo, hi):
+    def _rows_view(self, a, b):
         if not self.sparse:
-            return self.rows[lo:hi, :]
-        a, z = self.indptr[lo], self.indptr[hi]
+            return self.rows[a:b, :]
+        p, z = self.indptr[a], self.indptr[b]
         return sp.csr_matrix(
-            (self.data[a:z], self.indices[a:z], self.indptr[lo : hi + 1] - a),
-            shape=(hi - lo, self.n_features),
+            (self.data[p:z], self.indices[p:z], self.indptr[a : b + 1] - p),
+            shape=(b - a, self.n_features),
         )
 
+    def view(self, lo, hi):
+        """The rows of entries lo..hi-1 (a view where they are rows in order, else a
+        gather)."""
+        span = self._spans(lo, hi)
+        if isinstance(span, tuple):
+            return self._rows_view(*span)
+        if self.sparse:
+            return self._rows_view(0, self.n_rows)[span]
+        return self.backend.take(self.rows, self.backend.index(span))
+
     def norms(self, lo, hi):
-        """``(inv, sq)`` of rows lo..hi-1."""
-        return self.inv[lo:hi], self.sq[lo:hi]
+        """``(inv, sq)`` of the rows of entries lo..hi-1."""
+        span = self._spans(lo, hi)
+        if isinstance(span, tuple):
+            a, b = span
+            return self.inv[a:b], self.sq[a:b]
+        idx = self.backend.index(span)
+        return self.backend.take(self.inv, idx), self.backend.take(self.sq, idx)
+
+    def distinct(self):
+        """``(rows, inv, sq)`` of the rows held, each once."""
+        n = self.n_rows
+        return self._rows_view(0, n), self.inv[:n], self.sq[:n]
+
+    def entry_rows(self):
+        """The row of each entry (host integers), or None where entry j is row j."""
+        return None if self.vec is None else self.vec[: self.n]
 
     def rows_copy(self, lo, hi):
-        """A copy of rows lo..hi-1, in the store's namespace."""
-        rows = self.view(lo, hi)
+        """A copy of rows lo..hi-1 held, in the store's namespace."""
+        rows = self._rows_view(lo, hi)
         if sp.issparse(rows) or isinstance(rows, np.ndarray):
             return rows.copy()
         return self.backend.xp.asarray(rows, copy=True)
@@ -622,10 +785,10 @@ def check_problems(state, where, m, C, floats):
         check.fail(w + "hcount", f"must add up to the {trials} trials in every problem")
 
 
-def _grow(a, need):
+def _grow(a, need, fill=0):
     cap = max(2 * a.shape[0], need)
     shape = (cap,) + a.shape[1:]
-    out = np.zeros(shape, dtype=a.dtype)
+    out = np.full(shape, fill, dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
 
@@ -802,6 +965,7 @@ class Stored:
                 store = self.__dict__[name]
                 store.__dict__.clear()
                 store.__dict__.update(fields)
+                store.__dict__.pop("_where", None)  # a lookup the call added to
             self.__dict__.update(saved)
             self.coefficients_changed()
 
@@ -812,6 +976,16 @@ class Stored:
         mirror = self.__dict__.get("_mirror")
         if mirror is not None:
             mirror.stale()
+
+    def per_row(self, coef):
+        """Coefficients per stored vector (m, C) as the rows of :meth:`kernel_rows`
+        take them: here one row per vector."""
+        return coef
+
+    def per_entry(self, K, backend):
+        """Kernel rows of :meth:`kernel_rows` as columns per stored vector (for the
+        vote, which replays the vectors in order): here the same."""
+        return K
 
 
 @trusted_type
@@ -833,7 +1007,7 @@ class KernelState(Stored):
         self.budget = None if budget is None else int(budget)
         if self.budgeted:
             self.hcount = np.zeros((1, n_problems), dtype=np.int64)
-        self.store = RowStore(n_features, sparse, backend=backend)
+        self.store = RowStore(n_features, sparse, backend=backend, keyed=True)
         cap = self.A.shape[0]
         self.index = np.zeros(cap, dtype=np.int64)  # position in the training stream
         self.label = np.zeros(cap, dtype=np.int64)  # its class, an index of classes_
@@ -887,13 +1061,19 @@ class KernelState(Stored):
         if n_new:
             m0 = self.m
             m1 = m0 + n_new
-            idx = bk.index(sv_rows)
+            keys = self.n_seen + rows[sv_rows]
+            # an example corrected in an earlier epoch is a row of the store already
+            repeats = self.store.found(keys)
+            fresh = sv_rows[repeats < 0]
+            idx = bk.index(fresh)
             self.store.append(
                 bk.take(Xb, idx),
-                bk.asarray(inv_b[sv_rows]),  # the host's copy: no gather on the device
+                bk.asarray(inv_b[fresh]),  # the host's copy: no gather on the device
                 None if sq_b is None else bk.take(sq_b, idx),
+                keys=keys,
+                repeats=repeats,
             )
-            self.index[m0:m1] = self.n_seen + rows[sv_rows]
+            self.index[m0:m1] = keys
             self.label[m0:m1] = class_index(Y_b[sv_rows])
             self.A[m0:m1] = new.a[sv_rows]
             self.T_ins[m0:m1] = new.t[sv_rows]
@@ -909,6 +1089,59 @@ class KernelState(Stored):
         entry for each problem a vector belongs to."""
         rows, problem = np.nonzero(self.mask[: self.m])
         return self.index[rows], self.label[rows], problem
+
+    def row_entries(self):
+        """The first entry of each row of the store (each row is an entry's, in the
+        order of their first entries)."""
+        vec = self.store.entry_rows()
+        if vec is None:
+            return np.arange(self.m)
+        return np.unique(vec, return_index=True)[1]
+
+    def per_row(self, coef):
+        """(rows, C): the coefficients of every entry summed on its row of the store."""
+        vec = self.store.entry_rows()
+        if vec is None:
+            return coef
+        out = np.zeros((self.store.n_rows,) + coef.shape[1:])
+        np.add.at(out, vec, coef)
+        return out
+
+    def per_entry(self, K, backend):
+        """The kernel rows of :meth:`kernel_rows` (against the rows of the store) as
+        columns per entry."""
+        vec = self.store.entry_rows()
+        return K if vec is None else backend.take_columns(K, vec)
+
+    def collapse(self):
+        """One entry per row of the store: the coefficients of an example's entries
+        summed, its averaging intervals closed first (every problem's, which restarts
+        the averaging totals), its memberships and resets joined, its position and
+        class those of its first entry."""
+        vec = self.store.entry_rows()
+        if vec is None:
+            return
+        for c in range(self.n_problems):
+            self.flush(c)
+        m, n = self.m, self.store.n_rows
+        first = self.row_entries()
+        for name in self._per_vector:
+            arr = getattr(self, name)
+            if arr is None:
+                continue
+            if name in ("index", "label"):
+                out = arr[first]
+            elif arr.dtype == np.bool_:
+                out = np.zeros((n,) + arr.shape[1:], dtype=bool)
+                np.logical_or.at(out, vec, arr[:m])
+            else:
+                out = np.zeros((n,) + arr.shape[1:], dtype=arr.dtype)
+                np.add.at(out, vec, arr[:m])
+            arr[:n] = out
+            arr[n:m] = 0
+        self.store.collapse()
+        self.n_last = 0
+        self.coefficients_changed()
 
     # -- numerical housekeeping ------------------------------------------------------
     # -- outputs ---------------------------------------------------------------------
@@ -930,11 +1163,9 @@ class KernelState(Stored):
 
     def kernel_rows(self, data, max_elems=1 << 24):
         """Yield ``(lo, hi, K_hat(X[lo:hi], SV))`` in chunks of at most ``max_elems``."""
-        m = self.m
         store = self.store.to(data.backend)
-        sv = store.view(0, m)
-        inv, sq = store.norms(0, m)
-        step = max(1, max_elems // max(m, 1))
+        sv, inv, sq = store.distinct()
+        step = max(1, max_elems // max(sv.shape[0], 1))
         for lo, hi, X, inv_x, sq_x in data.chunks(step):
             K = self.kernel.normalised(
                 X, sv, inv_x, inv, sq_x, sq if self.kernel.needs_norms else None, data.backend
@@ -963,13 +1194,14 @@ def outputs(state, data, output, coefficients, beta):
         intercept = bk.asarray(intercept)[None, :]
         if m == 0:
             return bk.zeros((data.n, state.n_problems)) + intercept
-        coef = bk.asarray(coef)
+        coef = bk.asarray(state.per_row(coef))
         for _, _, K in state.kernel_rows(data):
             parts.append(K @ coef + intercept)
     else:
         trials = max(state.n_trials, 1)
         V = state.A if state.V is None else state.V
         for _, _, K in state.kernel_rows(data):
+            K = state.per_entry(K, bk)
             parts.append(
                 vote(K, V[:m], state.mask[:m], state.reset[:m], state.hcount, trials, bk, beta)
             )
