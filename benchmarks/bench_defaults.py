@@ -8,10 +8,12 @@ corrections of that pass per one-vs-rest problem (differences of
 hypothesis, ``n_support_.sum()`` (the distinct support examples of each problem,
 summed over the problems: with several classes an example in the support of k
 problems counts k times), the distinct training examples stored
-(``np.unique(support_).size``), the stored rows (``len(support_)``: an example
-corrected in k passes is stored k times; with several classes one row serves every
-problem it corrects) and the seconds of fitting so far (the evaluations in the
-callback not counted; a warm-up fit compiles the code first).
+(``np.unique(support_).size``), the stored corrections (the entries of the model's
+store, ``_kstate.m``: an example corrected in k passes has k entries on its one row;
+with several classes one entry serves every problem corrected on that trial; before
+the store kept each example once, each entry was a row) and the seconds of fitting so
+far (the evaluations in the callback not counted; a warm-up fit compiles the code
+first).
 
 The test error after a pass is computed from the model's own coefficients:
 ``dual_coef_`` of each output (read with ``set_params(output=...)``, then restored),
@@ -320,7 +322,7 @@ def run_one(label, est_name, kernel_params, data, args):
             "last_error": errs["last"],
             "distinct_sv": int(np.asarray(est.n_support_).sum()),
             "distinct_rows": int(np.unique(np.asarray(est.support_)).size),
-            "stored_rows": len(est.support_),
+            "stored_rows": int(est._kstate.m),
             "fit_s": t_in - state["start"] - state["eval_s"],
         }
         if epoch + 1 in checks:

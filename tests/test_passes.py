@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import make_blobs_pm
+from conftest import checkpoint_file, make_blobs_pm
 from sklearn.datasets import dump_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
@@ -22,6 +22,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
+from marginkit.persistence import UntrustedFileError
 from marginkit.streaming import fit_file
 
 ESTIMATORS = [
@@ -60,17 +61,28 @@ def fit_recording(est, X, y):
     return np.array(counts), convergence
 
 
-def expected(counts, n, tol, max_iter):
-    """The passes the documentation of tol promises, and whether it warns."""
+def expected(counts, n, tol, max_iter, noise=None):
+    """The passes the documentation of tol promises, and whether it warns; ``noise``:
+    the kernel estimators' share of the first pass's corrections that ends them."""
     fewest = np.full(counts.shape[1], np.inf)
     before = np.zeros(counts.shape[1], dtype=np.int64)
+    first = None
     for epoch, after in enumerate(counts):
         made, before = after - before, after
         improving = bool(np.any(made < fewest - (tol or 0.0) * n)) and bool(made.any())
         fewest = np.minimum(fewest, made)
         if tol is not None and not improving:
             return epoch + 1, False
+        if first is None:
+            first = made
+        elif tol is not None and noise is not None and first.any():
+            if np.all(made >= noise * first):
+                return epoch + 1, False
     return len(counts), tol is not None and max_iter > 1 and improving
+
+
+def noise_of(cls):
+    return 0.85 if cls.__name__.startswith("Kernel") else None
 
 
 @pytest.mark.parametrize("tol", [0.0, 1e-3, 0.03, None])
@@ -79,11 +91,52 @@ def test_passes_end_as_tol_says(cls, tol):
     X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
     est = make(cls, tol=tol, max_iter=12)
     counts, convergence = fit_recording(est, X, y)
-    passes, warns = expected(counts, X.shape[0], tol, 12)
+    passes, warns = expected(counts, X.shape[0], tol, 12, noise_of(cls))
     assert est.n_iter_ == passes == len(counts)
     assert bool(convergence) == warns
     if tol is None:
         assert est.n_iter_ == 12
+
+
+@pytest.mark.parametrize("tol", [1e-3, None])
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
+def test_noisy_data_end_the_kernel_passes_after_the_second(cls, tol):
+    """Labels flipped at random: the second pass makes about as many corrections as the
+    first. The kernel estimators' ``tol`` ends their passes there (more passes would
+    memorise the noise: docs/defaults.md); the linear ones, and ``tol=None``, go on."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 5))
+    y = np.where(rng.uniform(size=400) < 0.5, 1, -1)  # labels without a pattern
+    est = make(cls, tol=tol, max_iter=6)
+    counts, _ = fit_recording(est, X, y)
+    made = np.diff(np.vstack([np.zeros_like(counts[:1]), counts]), axis=0)
+    assert np.all(made[1] >= 0.85 * made[0])  # the data say noise
+    if tol is not None and noise_of(cls):
+        assert est.n_iter_ == 2
+    assert est.n_iter_ == expected(counts, 400, tol, 6, noise_of(cls))[0]
+    if tol is None:
+        assert est.n_iter_ == 6
+
+
+@pytest.mark.parametrize("cls", [KernelALMAClassifier, KernelROMMAClassifier])
+def test_a_checkpointed_fit_stops_on_noise_where_the_plain_fit_does(cls, tmp_path):
+    """The first pass's corrections travel in the checkpoints (``_resume['first']``):
+    a fit resumed in its second pass stops where the plain one does, and a record that
+    is not counts of corrections is refused."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 4))
+    y = rng.integers(0, 3, size=200)
+    plain = make(cls, max_iter=5).fit(X, y)
+    path = tmp_path / "c.skops"
+    # killed after its 6th write, in the second pass (writes every 48 rows, and at the
+    # end of each pass: 48, 96, 144, 192, 200, then 248)
+    checkpoint_file(lambda: make(cls, max_iter=5), X, y, path, stop_after=6, every=48)
+    ckpt = make(cls, max_iter=5).fit(X, y, checkpoint=path, checkpoint_every=48)
+    assert plain.n_iter_ == ckpt.n_iter_ == 2
+    np.testing.assert_array_equal(ckpt.decision_function(X), plain.decision_function(X))
+    r = {**plain._fresh_passes(), "first": np.array([5, -1, 2])}
+    with pytest.raises(UntrustedFileError, match=r"_resume\['first'\] holds -1, outside"):
+        plain._check_passes(r)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)

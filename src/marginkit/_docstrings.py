@@ -9,7 +9,10 @@ PASSES_DOC = """tol : float >= 0 or None, default=1e-3
         one-vs-rest problem made fewer corrections than in its best earlier pass by more
         than ``tol * n_samples`` (the data no longer change how well the model fits them,
         scikit-learn's rule for its ``Perceptron``), or made no correction at all (the
-        hypothesis can no longer change). When ``max_iter`` passes end while the
+        hypothesis can no longer change). The kernel estimators also stop after a
+        pass, from the second on, in which every problem made at least 0.85 times its
+        first pass's corrections: data whose errors are noise, which more passes only
+        memorise (docs/defaults.md). When ``max_iter`` passes end while the
         corrections still fell, a :class:`~sklearn.exceptions.ConvergenceWarning` says
         so. None makes every one of the ``max_iter`` passes, without the warning, as
         the papers' runs do.

@@ -65,6 +65,9 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     _state_attr = "_kstate"
 
+    #: ``tol`` also ends fit's passes on noisy data (:func:`marginkit._passes.noisy`)
+    _noise_ratio = 0.85
+
     #: whether the update rule itself works on normalised instances (ALMA)
     _normalising_rule = False
 

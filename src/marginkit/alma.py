@@ -223,7 +223,8 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set (the paper's MNIST runs:
         1 to 3); ``tol`` ends them when the corrections stop falling (after 9 passes on
-        USPS, 12 on Letter: docs/defaults.md).
+        USPS, 12 on Letter), or stay level with the first pass's on noisy data (2 on
+        adult: docs/defaults.md).
     {PASSES_DOC}
     shuffle : bool, default=False
         A new random order for every epoch of :meth:`fit`. Without it every epoch

@@ -114,8 +114,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         with ``"last"``.
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
-        the mistakes stop falling (after 8 passes on USPS, 16 on Letter:
-        docs/defaults.md).
+        the mistakes stop falling (after 8 passes on USPS, 16 on Letter), or
+        stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None

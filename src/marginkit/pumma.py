@@ -157,6 +157,9 @@ class _Streaming:
             )
 
     _counts_passes = False
+    #: PUMMA's epochs run to one without update (its soft margin makes every data set
+    #: separable), ended early by ``tol`` alone
+    _noise_ratio = None
 
     @property
     def n_iter_(self):

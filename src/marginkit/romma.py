@@ -182,8 +182,8 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         with ``"last"``.
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
-        the corrections stop falling (after 7 passes on USPS, 11 on Letter:
-        docs/defaults.md).
+        the corrections stop falling (after 7 passes on USPS, 11 on Letter), or
+        stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
     shuffle : bool, default=False
     random_state : int, RandomState instance or None, default=None

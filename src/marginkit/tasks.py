@@ -288,7 +288,8 @@ def passes_made(est, last_pass=None):
     The reasons are those of :meth:`fit`: ``"one pass asked (max_iter=1)"``,
     ``"a pass without update"`` (the hypothesis can no longer change),
     ``"corrections stopped falling (tol=...)"`` (a pass made no fewer corrections than
-    the best earlier one by more than ``tol * n_samples``) and ``"max_iter reached"``.
+    the best earlier one by more than ``tol * n_samples``, or, for a kernel estimator, at
+    least 0.85 times the first pass's in every problem) and ``"max_iter reached"``.
     ``last_pass``: the corrections of the last pass where they were counted (see
     :func:`train`); without them, a model that ``tol`` stopped before ``max_iter``
     says ``"tol ended them (tol=...): the corrections stopped falling, or a pass made
