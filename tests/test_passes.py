@@ -100,10 +100,11 @@ def test_passes_end_as_tol_says(cls, tol):
 
 @pytest.mark.parametrize("tol", [1e-3, None])
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
-def test_noisy_data_end_the_kernel_passes_after_the_second(cls, tol):
+def test_noisy_data_end_the_kernel_passes_after_the_second(cls, tol, tmp_path):
     """Labels flipped at random: the second pass makes about as many corrections as the
     first. The kernel estimators' ``tol`` ends their passes there (more passes would
-    memorise the noise: docs/defaults.md); the linear ones, and ``tol=None``, go on."""
+    memorise the noise: docs/defaults.md), streamed from a file too; the linear ones, and
+    ``tol=None``, go on."""
     rng = np.random.default_rng(3)
     X = rng.normal(size=(400, 5))
     y = np.where(rng.uniform(size=400) < 0.5, 1, -1)  # labels without a pattern
@@ -113,6 +114,9 @@ def test_noisy_data_end_the_kernel_passes_after_the_second(cls, tol):
     assert np.all(made[1] >= 0.85 * made[0])  # the data say noise
     if tol is not None and noise_of(cls):
         assert est.n_iter_ == 2
+        path = tmp_path / "noise.svm"
+        dump_svmlight_file(X, y, str(path))
+        assert fit_file(make(cls, tol=tol, max_iter=6), path, chunk_size=150).n_iter_ == 2
     assert est.n_iter_ == expected(counts, 400, tol, 6, noise_of(cls))[0]
     if tol is None:
         assert est.n_iter_ == 6

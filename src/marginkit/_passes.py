@@ -119,9 +119,10 @@ class Passes:
         r["ended"] = tol is not None and not r["improving"]
         if self._noise_ratio is not None:
             first = r.get(FIRST_KEY)
-            if first is None:
+            if r.get("epoch", 0) == 0:
                 r[FIRST_KEY] = made
-            elif tol is not None:
+            elif first is not None and tol is not None:
+                # (a checkpoint written before the rule has no first pass's record)
                 r["ended"] |= noisy(made, first, self._noise_ratio)
         if self._ends_when_quiet and not np.any(made):
             r["ended"] = True  # every later pass would make no update either
