@@ -147,3 +147,18 @@ def test_a_budget_counts_corrections_and_keeps_one_row_per_example():
     assert state.m <= 60
     assert state.store.n_rows <= state.m
     assert clf.support_.size == np.unique(clf.support_[clf.support_ >= 0]).size
+
+
+def test_rows_are_kept_only_once_every_entry_is_its_own_row():
+    """A maintenance step keeps rows of a store whose entries it has summed first
+    (KernelState.collapse); a store whose examples came back refuses to keep rows."""
+    X, y = noisy(n=150, n_classes=2, seed=1)
+    state = fitted("perceptron", X, y)._kstate
+    assert state.store.entry_rows() is not None
+    with pytest.raises(RuntimeError, match="collapse the store's entries"):
+        state.store.keep(np.arange(3))
+    rows = state.store.n_rows
+    state.collapse()
+    assert state.m == rows and state.store.entry_rows() is None
+    state.store.keep(np.arange(3))
+    assert state.store.n_rows == 3
