@@ -139,26 +139,32 @@ def test_never_more_vectors_than_the_budget(rule, sparse):
 
 
 @pytest.mark.parametrize("name", ["alma", "perceptron"])
-def test_the_inverse_carried_between_steps_is_the_stores(name):
-    """The projection's inverse of ``K + eps I``, carried from step to step (Schur
-    complements and bordering, budget.store_inverse), equals the store's own, computed
-    anew, to rounding; a saved model does not hold it."""
+def test_the_inverse_carried_between_steps_is_the_stores(name, monkeypatch):
+    """At every projection step, the inverse of ``K + eps I`` carried from the steps
+    before (Schur complements and bordering, budget.store_inverse) equals the store's
+    own, computed anew, to rounding; a saved model does not hold it."""
     from marginkit._core import budget
 
+    checked = []
+    project = budget.project
+
+    def checking(state, inverse, r):
+        K = budget.gram(state, state.backend)
+        np.testing.assert_allclose(inverse.K, K, rtol=0, atol=1e-12)
+        fresh, eps = budget.ridge_inverse(K)
+        assert inverse.eps == pytest.approx(eps, rel=1e-12)
+        scale = np.abs(fresh).max()
+        np.testing.assert_allclose(inverse.Kinv, fresh, rtol=0, atol=1e-10 * scale)
+        checked.append(inverse.age)
+        return project(state, inverse, r)
+
+    monkeypatch.setattr(budget, "project", checking)
     cls, params, _ = ESTIMATORS[name]
     X, y = noisy(n=1500, n_classes=3, d=6, seed=4)
     est = cls(kernel="rbf", gamma=0.3, max_iter=1, tol=None, budget=80, **params).fit(X, y)
-    state = est._kstate
-    carried = state._inverse
-    assert carried.age > 0  # updated, not only factorised
-    r = carried.K.shape[0]
-    K = budget.gram(state, state.backend)[:r, :r]
-    np.testing.assert_allclose(carried.K, K, rtol=0, atol=1e-12)
-    fresh, eps = budget.ridge_inverse(K)
-    assert carried.eps == eps
-    scale = np.abs(fresh).max()
-    np.testing.assert_allclose(carried.Kinv, fresh, rtol=0, atol=1e-10 * scale)
-    assert "_inverse" not in state.__getstate__()
+    assert len(checked) > 2 * budget.REFRESH_EVERY
+    assert max(checked) == budget.REFRESH_EVERY  # updated, and factorised anew on time
+    assert "_inverse" not in est._kstate.__getstate__()
 
 
 def test_a_merge_with_no_partner_projects_instead():
