@@ -61,8 +61,25 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
     budget_rule : {"project", "merge"}, default="project"
         ``"project"``: remove the vectors that carry least of the last and averaged
         hypotheses and project what they carried onto the vectors kept (any kernel;
-        ``O(budget^3)`` per step, by LAPACK). ``"merge"``: merge each vector of least
-        weight with the partner that loses least into one vector between them (BSGD's
+        ``O(budget^2 x step)`` per step, a factorisation by LAPACK every 8 steps).
+        ``"merge"``: merge each vector of least weight with the partner that loses
+        least into one vector between them (BSGD's
         merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged).
         A merged vector's ``support_`` entry is that of the heavier of the two
         (docs/budget.md)."""
+
+EARLY_STOPPING_DOC = """early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows of :meth:`fit` (each class in
+        proportion, drawn with ``random_state``), train on the rest, and after each
+        pass score the ``output`` hypothesis on the rows held out: the passes end after
+        ``n_iter_no_change`` passes in a row that do not beat the best pass's accuracy
+        by more than ``tol`` (0 for None), or after a pass without correction, and the
+        model of the best pass is kept (``n_iter_`` counts every pass made). For data
+        whose errors are noise, where more passes fit the noise (docs/defaults.md).
+        Not offered with checkpoints or streamed fits (:func:`marginkit.fit_file`),
+        which hold no rows out.
+    validation_fraction : float in (0, 1), default=0.1
+        The share of the rows held out by ``early_stopping``.
+    n_iter_no_change : int >= 1, default=2
+        Passes in a row without a better accuracy on the rows held out that end
+        ``early_stopping``'s passes."""

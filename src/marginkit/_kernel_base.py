@@ -5,13 +5,16 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
+from sklearn.model_selection import StratifiedShuffleSplit
+from sklearn.utils import _safe_indexing
 from sklearn.utils._array_api import check_same_namespace
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
-from ._core.arrays import Host, backend_of, namespace, on_host
+from ._checkpoints import EpochOrders
+from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
@@ -36,6 +39,63 @@ BUDGET_CONSTRAINTS = {
     "budget": [Interval(Integral, 2, None, closed="left"), None],
     "budget_rule": [StrOptions(set(RULES))],
 }
+#: The parameters of early stopping on held-out rows (:class:`Validation`): kernel ALMA,
+#: the kernel Perceptron and kernel ROMMA.
+EARLY_STOPPING_CONSTRAINTS = {
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+}
+#: Why a fit that streams its rows, or writes checkpoints, holds none out.
+NO_EARLY_STOPPING = (
+    "early_stopping=True is not offered with {what}: it holds out a part of the rows "
+    "in memory and keeps the model of the best pass, which {why}. Use fit on the rows "
+    "in memory, or early_stopping=False."
+)
+
+
+def validation_split(y, fraction, random_state):
+    """The rows of ``y`` to train on and those held out (``fraction`` of them, each
+    class in proportion: scikit-learn's ``StratifiedShuffleSplit``), each in the data's
+    order."""
+    split = StratifiedShuffleSplit(n_splits=1, test_size=fraction, random_state=random_state)
+    train, held = next(split.split(np.zeros((y.shape[0], 1)), y))
+    return np.sort(train), np.sort(held)
+
+
+class Validation:
+    """Early stopping: the held-out rows, and the best pass so far.
+
+    After each pass the estimator's accuracy on the held-out rows (with its ``output``)
+    is compared with the best of the passes before: a pass that beats it by more than
+    ``tol`` (0 for None) becomes the best, and its model is kept (the state's undo
+    point: copies of the O(m C) arrays per stored vector, the rows themselves are only
+    appended to); ``n_iter_no_change`` passes in a row that do not end the passes, and
+    the model of the best pass is put back.
+    """
+
+    def __init__(self, est, X, y):
+        self.X, self.y = X, y
+        self.patience = int(est.n_iter_no_change)
+        self.tol = 0.0 if est.tol is None else float(est.tol)
+        self.best, self.undo, self.since = -np.inf, None, 0
+        self.scores = []
+
+    def after_pass(self, est):
+        """Score the pass; whether the passes end."""
+        score = float(est.score(self.X, self.y))
+        self.scores.append(score)
+        if score > self.best + self.tol:
+            self.best, self.undo, self.since = score, est._kstate.undo_point(), 0
+        else:
+            self.since += 1
+        return self.since >= self.patience
+
+    def keep_best(self, est):
+        """The model of the best pass, where a later one was made."""
+        if self.undo is not None and self.since:
+            self.undo()
+            est._update_counts()
 
 
 #: The examples per block of ``block_size="auto"``: on the host, where BLAS makes the
@@ -346,6 +406,40 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
         return (diag > 0).astype(np.float64)
 
+    def _check_checkpoint_args(self, checkpoint, every):
+        super()._check_checkpoint_args(checkpoint, every)
+        if checkpoint is not None and getattr(self, "early_stopping", False):
+            why = "a checkpoint does not hold"
+            raise ValueError(NO_EARLY_STOPPING.format(what="checkpoints", why=why))
+
+    def _fit(self, X, y, callback=None):
+        """:meth:`fit`; with ``early_stopping``, on the rows not held out, its passes
+        ended by :class:`Validation` and the model of the best pass kept (``support_``
+        still indexes the rows of X)."""
+        if not getattr(self, "early_stopping", False):
+            return super()._fit(X, y, callback)
+        X, y = self._start_fit(X, y)
+        train, held = validation_split(to_numpy(y), self.validation_fraction, self.random_state)
+        part = [_safe_indexing(a, rows) for a in (X, y) for rows in (train, held)]
+        self._validation = Validation(self, part[1], part[3])
+        try:
+            orders = EpochOrders(train.size, self._max_iter, self.shuffle, self.random_state)
+            r = self._passes(part[0], part[2], orders, callback)
+            self._validation.keep_best(self)
+            self._end_of_passes(r)
+        finally:
+            del self._validation
+        state = self._kstate
+        m = state.m
+        state.index[:m] = train[state.index[:m]]  # rows of X, not of the rows trained on
+        keys = state.store.keys
+        if keys is not None:
+            rows = state.store.n_rows
+            keys[:rows] = np.where(keys[:rows] >= 0, train[np.maximum(keys[:rows], 0)], -1)
+            state.store.__dict__.pop("_where", None)
+        state.n_seen = X.shape[0]
+        return self
+
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate
         data = self._instances(X, training=True)
@@ -393,6 +487,9 @@ class KernelOnlineClassifier(OnlineClassifier):
         return made
 
     def _fit_stream(self, stream, classes, data, callback=None):
+        if getattr(self, "early_stopping", False):
+            why = "a stream, read once per pass, cannot"
+            raise ValueError(NO_EARLY_STOPPING.format(what="a streamed fit", why=why))
         super()._fit_stream(stream, classes, data, callback)
         self._kstate.n_seen += self.__dict__.pop("_stream_rows", 0)
         return self

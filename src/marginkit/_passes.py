@@ -117,6 +117,12 @@ class Passes:
         r["improving"] = still_improving(made, r["fewest"], tol, n)
         r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
         r["ended"] = tol is not None and not r["improving"]
+        validation = self.__dict__.get("_validation")
+        if validation is not None:
+            # early stopping: the held-out rows decide, in place of the corrections
+            r["ended"] = validation.after_pass(self) or not np.any(made)
+            r["improving"] = False
+            return
         if self._noise_ratio is not None:
             first = r.get(FIRST_KEY)
             if r.get("epoch", 0) == 0:
@@ -204,7 +210,14 @@ class Passes:
 
     #: parameters added after models were first saved, with the value that does what a
     #: model saved before them did (tol: it made its max_iter passes; no budget)
-    _added_params = {"tol": None, "budget": None, "budget_rule": "project"}
+    _added_params = {
+        "tol": None,
+        "budget": None,
+        "budget_rule": "project",
+        "early_stopping": False,
+        "validation_fraction": 0.1,
+        "n_iter_no_change": 2,
+    }
 
     def __setstate__(self, state):
         # a model saved before max_iter: its passes under their former name

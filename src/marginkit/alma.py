@@ -8,8 +8,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _checks as check
 from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, PASSES_DOC
-from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import BUDGET_DOC, EARLY_STOPPING_DOC, KEEP_CORRECTIONS_DOC, PASSES_DOC
+from ._kernel_base import (
+    BUDGET_CONSTRAINTS,
+    EARLY_STOPPING_CONSTRAINTS,
+    KERNEL_CONSTRAINTS,
+    KernelOnlineClassifier,
+)
 
 SQRT2 = float(np.sqrt(2.0))
 
@@ -254,6 +259,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         :meth:`fit` compute only the kernel columns of support vectors new to each
         example. 0 disables it.
     {BUDGET_DOC}
+    {EARLY_STOPPING_DOC}
     verbose : int, default=0
         A progress bar over the blocks.
 
@@ -296,6 +302,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         **ALMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
+        **EARLY_STOPPING_CONSTRAINTS,
     }
 
     def __init__(
@@ -317,6 +324,9 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         cache_size=200,
         budget=None,
         budget_rule="project",
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=2,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -336,6 +346,9 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.cache_size = cache_size
         self.budget = budget
         self.budget_rule = budget_rule
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.verbose = verbose
         self.n_epochs = n_epochs
 

@@ -2,8 +2,19 @@
 
 from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
-from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import (
+    BUDGET_DOC,
+    EARLY_STOPPING_DOC,
+    KEEP_CORRECTIONS_DOC,
+    KERNEL_DOC,
+    PASSES_DOC,
+)
+from ._kernel_base import (
+    BUDGET_CONSTRAINTS,
+    EARLY_STOPPING_CONSTRAINTS,
+    KERNEL_CONSTRAINTS,
+    KernelOnlineClassifier,
+)
 
 
 class PerceptronClassifier(OnlineLinearClassifier):
@@ -121,6 +132,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
     {BUDGET_DOC}
+    {EARLY_STOPPING_DOC}
     verbose : int, default=0
 
     Attributes
@@ -154,6 +166,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     _parameter_constraints: dict = {
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
+        **EARLY_STOPPING_CONSTRAINTS,
         "normalize": ["boolean"],
     }
 
@@ -174,6 +187,9 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         cache_size=200,
         budget=None,
         budget_rule="project",
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=2,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -191,6 +207,9 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.cache_size = cache_size
         self.budget = budget
         self.budget_rule = budget_rule
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.verbose = verbose
         self.n_epochs = n_epochs
 

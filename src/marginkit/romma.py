@@ -6,8 +6,19 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import BUDGET_DOC, KEEP_CORRECTIONS_DOC, KERNEL_DOC, PASSES_DOC
-from ._kernel_base import BUDGET_CONSTRAINTS, KERNEL_CONSTRAINTS, KernelOnlineClassifier
+from ._docstrings import (
+    BUDGET_DOC,
+    EARLY_STOPPING_DOC,
+    KEEP_CORRECTIONS_DOC,
+    KERNEL_DOC,
+    PASSES_DOC,
+)
+from ._kernel_base import (
+    BUDGET_CONSTRAINTS,
+    EARLY_STOPPING_CONSTRAINTS,
+    KERNEL_CONSTRAINTS,
+    KernelOnlineClassifier,
+)
 
 #: ROMMA's own parameters, of both forms
 ROMMA_CONSTRAINTS = {
@@ -189,6 +200,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     random_state : int, RandomState instance or None, default=None
     {KERNEL_DOC}
     {BUDGET_DOC}
+    {EARLY_STOPPING_DOC}
     verbose : int, default=0
 
     Attributes
@@ -223,6 +235,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
+        **EARLY_STOPPING_CONSTRAINTS,
         "normalize": ["boolean"],
     }
 
@@ -245,6 +258,9 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         cache_size=200,
         budget=None,
         budget_rule="project",
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=2,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -264,6 +280,9 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         self.cache_size = cache_size
         self.budget = budget
         self.budget_rule = budget_rule
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
         self.verbose = verbose
         self.n_epochs = n_epochs
 
