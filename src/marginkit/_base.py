@@ -9,6 +9,7 @@ fit from a stream (:mod:`._stream_fit`), the units the passes learn in
 (:mod:`._scaling`), the rows they take (:mod:`._batch`).
 """
 
+import contextlib
 from numbers import Integral
 
 import numpy as np
@@ -214,9 +215,16 @@ class OnlineClassifier(
 
     def _fit(self, X, y, callback=None):
         X, y = self._start_fit(X, y)
-        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-        self._end_of_passes(self._passes(X, y, orders, callback))
+        with self._rows_to_train(X, y) as (X, y):
+            orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
+            self._end_of_passes(self._passes(X, y, orders, callback))
         return self
+
+    @contextlib.contextmanager
+    def _rows_to_train(self, X, y):
+        """The rows of a fit that its passes go over: all of them (the kernel
+        estimators hold some out for ``early_stopping``)."""
+        yield X, y
 
     def _start_fit(self, X, y, validated=False):
         """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""

@@ -1,5 +1,6 @@
 """The scikit-learn front end shared by the kernel algorithms (blocked exact engine)."""
 
+import contextlib
 from numbers import Integral, Real
 
 import numpy as np
@@ -13,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
-from ._checkpoints import EpochOrders
 from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -412,21 +412,20 @@ class KernelOnlineClassifier(OnlineClassifier):
             why = "a checkpoint does not hold"
             raise ValueError(NO_EARLY_STOPPING.format(what="checkpoints", why=why))
 
-    def _fit(self, X, y, callback=None):
-        """:meth:`fit`; with ``early_stopping``, on the rows not held out, its passes
-        ended by :class:`Validation` and the model of the best pass kept (``support_``
-        still indexes the rows of X)."""
+    @contextlib.contextmanager
+    def _rows_to_train(self, X, y):
+        """With ``early_stopping``, the rows not held out: the passes of :meth:`fit`
+        over them are ended by :class:`Validation`, and the model of the best pass is
+        kept (``support_`` still indexes the rows of X)."""
         if not getattr(self, "early_stopping", False):
-            return super()._fit(X, y, callback)
-        X, y = self._start_fit(X, y)
+            yield X, y
+            return
         train, held = validation_split(to_numpy(y), self.validation_fraction, self.random_state)
         part = [_safe_indexing(a, rows) for a in (X, y) for rows in (train, held)]
         self._validation = Validation(self, part[1], part[3])
         try:
-            orders = EpochOrders(train.size, self._max_iter, self.shuffle, self.random_state)
-            r = self._passes(part[0], part[2], orders, callback)
+            yield part[0], part[2]
             self._validation.keep_best(self)
-            self._end_of_passes(r)
         finally:
             del self._validation
         state = self._kstate
@@ -438,7 +437,6 @@ class KernelOnlineClassifier(OnlineClassifier):
             keys[:rows] = np.where(keys[:rows] >= 0, train[np.maximum(keys[:rows], 0)], -1)
             state.store.__dict__.pop("_where", None)
         state.n_seen = X.shape[0]
-        return self
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate
