@@ -5,6 +5,7 @@ Three layers: the engine against the slow reference of each rule
 and the bounds a budget promises (never more stored vectors than the budget, memory
 that does not grow with the stream)."""
 
+import copy
 import json
 import os
 import subprocess
@@ -167,6 +168,29 @@ def test_the_inverse_carried_between_steps_is_the_stores(name, monkeypatch):
     assert "_inverse" not in est._kstate.__getstate__()
 
 
+def test_a_nearly_singular_store_gets_its_inverse_factorised_anew(monkeypatch):
+    """Binary rows repeat (a9a's kind of data): the Gram matrix of the store is then
+    nearly singular, where updates of its inverse lose what a factorisation keeps;
+    each step's inverse is checked, and made anew where it drifted."""
+    from marginkit._core import budget
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((1500, 12)) < 0.3).astype(float)
+    y = (X @ rng.normal(size=12) + rng.normal(scale=0.8, size=1500) > 0).astype(int)
+    errors, project = [], budget.project
+
+    def checking(state, inverse, r):
+        K = budget.gram(state, state.backend)
+        exact = np.linalg.inv(K + inverse.eps * np.eye(K.shape[0]))
+        errors.append(np.abs(inverse.Kinv - exact).max() / np.abs(exact).max())
+        return project(state, inverse, r)
+
+    monkeypatch.setattr(budget, "project", checking)
+    KernelPerceptronClassifier(kernel="poly", degree=2, max_iter=2, tol=None, budget=150).fit(X, y)
+    assert len(errors) > 20
+    assert max(errors) < 1e-5
+
+
 def test_a_merge_with_no_partner_projects_instead():
     """Rows so far apart that every kernel value between two of them underflows to 0:
     no merge keeps anything, and the step projects instead, as the reference does."""
@@ -270,6 +294,53 @@ def test_interrupted_partial_fit_leaves_the_model_as_it_was():
     assert est._kstate.m == m
     np.testing.assert_array_equal(est.support_vectors_, sv)
     np.testing.assert_array_equal(est.decision_function(X), before)
+
+
+def test_a_failed_partial_fit_leaves_nothing_to_the_next():
+    """A model that has made no maintenance step yet, then a partial_fit that fails
+    after several: the inverse the steps carried is gone with them, and the next call
+    makes the model of a copy that never saw the failed one."""
+    X, y = noisy(n=800, d=5, seed=0)
+    calls = {"left": None}
+
+    def kernel(A, B):
+        if calls["left"] is not None:
+            calls["left"] -= 1
+            if calls["left"] < 0:
+                raise RuntimeError("stop")
+        return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+    kw = {"kernel": kernel, "budget": 60, "block_size": 16, "max_iter": 1, "tol": None}
+    est = KernelALMAClassifier(**kw).fit(X[:40], y[:40])
+    assert "_inverse" not in vars(est._kstate)
+    twin = copy.deepcopy(est)
+    calls["left"] = 30
+    with pytest.raises(RuntimeError, match="stop"):
+        est.partial_fit(X[40:600], y[40:600])
+    calls["left"] = None
+    assert "_inverse" not in vars(est._kstate)
+    est.partial_fit(X[40:600], y[40:600])
+    twin.partial_fit(X[40:600], y[40:600])
+    np.testing.assert_array_equal(est.decision_function(X), twin.decision_function(X))
+
+
+@pytest.mark.parametrize("rule", ["project", "merge"])
+def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
+    """With the next block's products made in a worker thread (more than two cores), a
+    maintenance step waits for them before it changes the store (sparse rows crashed
+    scipy when it did not), and the model is the one made without the worker."""
+    from marginkit._core import kernel
+
+    X, y = noisy(n=400, n_classes=3, d=6, seed=2)
+    X = sp.csr_matrix(X)
+    kw = {"kernel": "rbf", "gamma": 0.5, "max_iter": 3, "tol": None, "budget": 70}
+    kw.update(budget_rule=rule, block_size=16)
+    monkeypatch.setattr(kernel, "OVERLAP", False)
+    alone = KernelALMAClassifier(**kw).fit(X, y)
+    monkeypatch.setattr(kernel, "OVERLAP", True)
+    for _ in range(3):
+        ahead = KernelALMAClassifier(**kw).fit(X, y)
+        np.testing.assert_array_equal(ahead.decision_function(X), alone.decision_function(X))
 
 
 CHILD = textwrap.dedent(

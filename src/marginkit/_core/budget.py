@@ -66,6 +66,8 @@ import scipy.linalg as sl
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from .arrays import to_numpy
+
 #: A budget: at most ``size`` stored vectors; a maintenance step brings a full store
 #: to ``size - step`` by ``rule`` ("project" or "merge").
 Budget = namedtuple("Budget", ["size", "rule", "step"])
@@ -128,13 +130,44 @@ def gram(state, backend, lo=0):
 #: What a projection step leaves for the next (``state._inverse``, not saved): the Gram
 #: matrix ``K`` of the first rows of the store, the inverse ``Kinv`` of ``K + eps I``,
 #: and the steps since ``Kinv`` was last factorised anew (``age``).
-Inverse = namedtuple("Inverse", ["K", "Kinv", "eps", "age"])
+#: ``rows``: the norms of the rows it is of (``fingerprint``), ``residual``: how far
+#: from the identity the last factorisation's product with ``K + eps I`` was.
+Inverse = namedtuple("Inverse", ["K", "Kinv", "eps", "age", "rows", "residual"])
 #: A projection step factorises the Gram matrix anew once the inverse it inherits has
 #: been updated this many times (the updates' rounding adds up), or where an update
 #: fails; between, the inverse of the vectors kept is the inverse's Schur complement
 #: and the vectors added since are bordered in, ``O(size^2 x step)`` a step instead of
 #: ``O(size^3)``.
 REFRESH_EVERY = 8
+#: An updated inverse whose product with ``K + eps I`` is further from the identity
+#: (on a few of its columns) than this, or than 100 times the last factorisation's,
+#: is factorised anew: near-duplicate vectors make the Gram matrix nearly singular,
+#: where the updates lose what a factorisation keeps.
+RESIDUAL = 1e-6
+
+
+def fingerprint(state, r):
+    """The norms of the store's first ``r`` rows, on the host: what tells the rows a
+    carried inverse is of from others."""
+    inv, sq = state.store.norms(0, r)
+    return np.concatenate([to_numpy(inv, np.float64), to_numpy(sq, np.float64)])
+
+
+def residual(K, Kinv, eps):
+    """``max |(K + eps I) Kinv - I|`` on a few columns (spread over the store)."""
+    m = K.shape[0]
+    cols = np.unique(np.linspace(0, m - 1, num=min(m, 4)).astype(np.int64))
+    R = K @ Kinv[:, cols] + eps * Kinv[:, cols]
+    R[cols, np.arange(cols.size)] -= 1.0
+    return float(np.abs(R).max())
+
+
+def factorised(state, backend, K=None):
+    """The store's :data:`Inverse`, factorised anew (from its Gram matrix K, where
+    given)."""
+    K = gram(state, backend) if K is None else K
+    Kinv, eps = ridge_inverse(K)
+    return Inverse(K, Kinv, eps, 0, fingerprint(state, K.shape[0]), residual(K, Kinv, eps))
 
 
 #: Stores below this many vectors are factorised on one BLAS thread: LAPACK's
@@ -218,21 +251,24 @@ def store_inverse(state, backend):
     update fails)."""
     old = state.__dict__.get("_inverse")
     m = state.m
-    if old is not None and old.age < REFRESH_EVERY and old.K.shape[0] <= m:
-        r = old.K.shape[0]
-        K = np.empty((m, m))
-        K[:r, :r] = old.K
-        if m > r:
-            rows = gram(state, backend, r)
-            K[r:, :] = rows
-            K[:r, r:] = rows[:, :r].T
-            Kinv = bordered(K, old)
-        else:
-            Kinv = old.Kinv
-        if Kinv is not None:
-            return Inverse(K, Kinv, old.eps, old.age + 1)
-    K = gram(state, backend)
-    return Inverse(K, *ridge_inverse(K), 0)
+    r = 0 if old is None else old.K.shape[0]
+    if old is not None and old.age < REFRESH_EVERY and r <= m:
+        if np.array_equal(old.rows, fingerprint(state, r)):
+            K = np.empty((m, m))
+            K[:r, :r] = old.K
+            if m > r:
+                rows = gram(state, backend, r)
+                K[r:, :] = rows
+                K[:r, r:] = rows[:, :r].T
+                Kinv = bordered(K, old)
+            else:
+                Kinv = old.Kinv
+            if Kinv is not None:
+                drift = residual(K, Kinv, old.eps)
+                if drift <= max(RESIDUAL, 100.0 * old.residual):
+                    rows = fingerprint(state, m)
+                    return Inverse(K, Kinv, old.eps, old.age + 1, rows, old.residual)
+    return factorised(state, backend)
 
 
 def maintain(state, budget, backend):
@@ -252,7 +288,7 @@ def maintain(state, budget, backend):
         state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
         K = merge(state, gram(state, backend), state.m - target, backend)
         if state.m > target:
-            inverse = Inverse(K, *ridge_inverse(K), 0)
+            inverse = factorised(state, backend, K)
     else:
         inverse = store_inverse(state, backend)
         K = inverse.K
@@ -297,7 +333,7 @@ def project(state, inverse, r):
     K_S = K.take(S, axis=0).take(S, axis=1)
     kept += kept.T  # (numpy copies the transpose it reads while it writes)
     kept *= 0.5
-    state._inverse = Inverse(K_S, kept, inverse.eps, inverse.age)
+    state._inverse = inverse._replace(K=K_S, Kinv=kept, rows=fingerprint(state, len(S)))
     return K_S
 
 

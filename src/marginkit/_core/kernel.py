@@ -40,6 +40,7 @@ and the vote takes each entry's kernel column from its row: memory and the kerne
 rows of a prediction grow with the distinct examples, not with the corrections.
 """
 
+import concurrent.futures
 import os
 from collections import namedtuple
 
@@ -967,6 +968,8 @@ class Stored:
                 store.__dict__.clear()
                 store.__dict__.update(fields)
                 store.__dict__.pop("_where", None)  # a lookup the call added to
+            for name in set(self.__dict__) - set(saved) - set(stores) - {"_mirror"}:
+                del self.__dict__[name]  # made since (a budget's carried inverse)
             self.__dict__.update(saved)
             self.coefficients_changed()
 
@@ -1478,39 +1481,53 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
     budget = getattr(walker, "budget", None)
     ahead, made = None, None
     lo = 0
-    while lo < n:
-        hi = min(n, lo + b_max)
-        rows = order[lo:hi]
-        b = hi - lo
-        m0 = state.m
-        state.reserve(b * walker.per_row)
-        if ahead is None:
-            split = m0 - state.n_last  # where the block before this one started
-            ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
-        Xb, inv_b, block, F, Gb, cols, evals = ahead.result(
-            state, data, coef, cache, m0, made, walker.columns
-        )
-        state.n_kernel_evals += evals
-        ahead = None
-        if (OVERLAP or bk.queued) and hi < n:
-            prev = block if bk.queued and not state._one_sum else None
-            nxt = min(n, hi + b_max)
-            ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
-        done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)
-        stop = done.stop  # b, or the row after the one that filled a budgeted store
-        end_block(state, rows[:stop], done, cache, m0)
-        made = done.rows  # where the next block's kernel rows against this one find them
-        if progress is not None:
-            progress(stop)
-        if budget is not None and state.m >= budget.size:
-            maintain(state, budget, bk)
-            # the store changed under every sum made ahead or kept across epochs: the
-            # rest of the block is walked as a block of its own, its sums made anew
-            ahead, made = None, None
-            if cache is not None:
-                cache[0][:] = 0.0
-                cache[1][:] = 0
-        lo += stop
+    try:
+        while lo < n:
+            hi = min(n, lo + b_max)
+            rows = order[lo:hi]
+            b = hi - lo
+            m0 = state.m
+            state.reserve(b * walker.per_row)
+            if ahead is None:
+                split = m0 - state.n_last  # where the block before this one started
+                ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
+            Xb, inv_b, block, F, Gb, cols, evals = ahead.result(
+                state, data, coef, cache, m0, made, walker.columns
+            )
+            state.n_kernel_evals += evals
+            ahead = None
+            if (OVERLAP or bk.queued) and hi < n:
+                prev = block if bk.queued and not state._one_sum else None
+                nxt = min(n, hi + b_max)
+                ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
+            done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)
+            stop = done.stop  # b, or the row after the one that filled a budgeted store
+            end_block(state, rows[:stop], done, cache, m0)
+            made = done.rows  # where the next block's kernel rows against this one find them
+            if progress is not None:
+                progress(stop)
+            if budget is not None and state.m >= budget.size:
+                # the step changes the store: the next block's products first
+                _settled(ahead)
+                maintain(state, budget, bk)
+                # the store changed under every sum made ahead or kept across epochs: the
+                # rest of the block is walked as a block of its own, its sums made anew
+                ahead, made = None, None
+                if cache is not None:
+                    cache[0][:] = 0.0
+                    cache[1][:] = 0
+            lo += stop
+    finally:
+        # a worker still making the next block's products reads the store: a failed
+        # call's undo must not put the store back under it
+        _settled(ahead)
+
+
+def _settled(ahead):
+    """Wait for the products ``ahead`` (:class:`Ahead`, or None) may still be making in
+    a worker thread, whatever became of them."""
+    if ahead is not None and ahead.future is not None:
+        concurrent.futures.wait([ahead.future])
 
 
 class Made:
