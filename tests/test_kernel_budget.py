@@ -191,6 +191,25 @@ def test_a_nearly_singular_store_gets_its_inverse_factorised_anew(monkeypatch):
     assert max(errors) < 1e-5
 
 
+def test_a_resumed_budgeted_fit_is_the_uninterrupted_one(tmp_path):
+    """The projection's carried inverse lives within the rows between two checkpoints,
+    so a fit killed and resumed makes the uninterrupted fit's model bit for bit, on
+    nearly singular stores too (repeated binary rows)."""
+    from conftest import checkpoint_file
+
+    rng = np.random.default_rng(1)
+    X = (rng.random((1200, 12)) < 0.3).astype(float)
+    y = (X @ rng.normal(size=12) + rng.normal(scale=0.8, size=1200) > 0).astype(int)
+
+    def make():
+        return KernelALMAClassifier(kernel="rbf", gamma=0.2, max_iter=2, tol=None, budget=120)
+
+    plain = make().fit(X, y, checkpoint=tmp_path / "p.skops", checkpoint_every=256)
+    path = checkpoint_file(make, X, y, tmp_path / "c.skops", stop_after=5, every=256)
+    resumed = make().fit(X, y, checkpoint=path, checkpoint_every=256)
+    np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))
+
+
 def test_a_merge_with_no_partner_projects_instead():
     """Rows so far apart that every kernel value between two of them underflows to 0:
     no merge keeps anything, and the step projects instead, as the reference does."""

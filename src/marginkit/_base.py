@@ -113,10 +113,8 @@ class OnlineClassifier(
             A file (written with :func:`marginkit.save`, atomically) that holds the
             model and how far training got. When it exists, training resumes from it,
             after checking that it was made by an estimator with the same parameters on
-            the same data; the result is exactly that of an uninterrupted run (with a
-            kernel estimator's ``budget``, to rounding: a checkpoint does not hold the
-            inverse its projection steps carry, which the resumed run makes anew).
-            Needs ``random_state`` to be an int or None, and a named kernel.
+            the same data; the result is exactly that of an uninterrupted run. Needs
+            ``random_state`` to be an int or None, and a named kernel.
         checkpoint_every : int >= 1, optional
             Trials between checkpoints; the kernel estimators round it up to a multiple
             of ``block_size``. By default a checkpoint is written at the end of an epoch

@@ -1521,6 +1521,9 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
         # a worker still making the next block's products reads the store: a failed
         # call's undo must not put the store back under it
         _settled(ahead)
+    # a budget's carried inverse lives within one run of blocks (a pass, or the rows
+    # between two checkpoints): a model saved, or a fit resumed, goes on bit for bit
+    state.__dict__.pop("_inverse", None)
 
 
 def _settled(ahead):
