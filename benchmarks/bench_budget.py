@@ -47,6 +47,7 @@ Usage::
 
     python benchmarks/bench_budget.py [--part synthetic|a9a|mnist] [--quick]
         [--rows 25000 100000 400000] [--budgets 500 1000 2000 5000] [--exact-max N]
+        [--rules project merge] [--no-nystroem]
         [--mnist-rows N] [--mnist-budget B] [--report-every N] [--json out.json]
         [--plot DIR] [--data-dir DIR] [--blas-threads N]
     python benchmarks/bench_budget.py --from-json a.json b.json --plot DIR
@@ -317,9 +318,9 @@ def run_synthetic(args, results):
         if n <= args.exact_max:
             configs.append({"model": "kernel ALMA", "budget": None, "rule": None})
         for b in args.budgets:
-            for rule in RULES:
+            for rule in args.rules:
                 configs.append({"model": "kernel ALMA", "budget": b, "rule": rule})
-        for b in args.budgets:
+        for b in args.budgets if args.nystroem else ():
             for model in ("Nystroem + ALMA", "Nystroem + SGD"):
                 configs.append({"model": model, "budget": b, "rule": None})
         for c in configs:
@@ -558,6 +559,15 @@ def main(argv=None):
     parser.add_argument("--part", choices=["synthetic", "a9a", "mnist", "all"], default="all")
     parser.add_argument("--rows", type=int, nargs="+", default=[25000, 100000, 400000])
     parser.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 5000])
+    parser.add_argument(
+        "--rules", nargs="+", choices=RULES, default=list(RULES), help="synthetic: the rules"
+    )
+    parser.add_argument(
+        "--no-nystroem",
+        dest="nystroem",
+        action="store_false",
+        help="synthetic: without the Nystroem rows",
+    )
     parser.add_argument("--exact-max", type=int, default=400_000, help="largest exact fit")
     parser.add_argument("--a9a-budgets", type=int, nargs="+", default=[100, 500])
     parser.add_argument("--mnist-rows", type=int, default=200_000)
