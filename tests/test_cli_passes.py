@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
 
-from marginkit import ALMAClassifier, MarginPerceptronClassifier, PUMMAClassifier
+from marginkit import (
+    ALMAClassifier,
+    KernelALMAClassifier,
+    MarginPerceptronClassifier,
+    PUMMAClassifier,
+)
 from marginkit.cli import main
 from marginkit.tasks import describe_passes, passes_made
 
@@ -126,6 +131,10 @@ def test_passes_made_of_estimators():
     assert made["n_passes"] == sum(made["passes_per_problem"])
     assert describe_passes(made).startswith(f"{made['n_passes']} passes (")
     assert describe_passes({"n_passes": 1, "stopped": "x"}) == "1 pass; stopped: x"
+    noisy = np.where(rng.uniform(size=200) < 0.3, -y, y)
+    clf = KernelALMAClassifier(early_stopping=True, random_state=0).fit(X, noisy)
+    assert clf.n_iter_ < 1000
+    assert passes_made(clf)["stopped"].startswith("the rows held out stopped improving")
 
 
 def test_a_model_that_did_not_record_its_passes():

@@ -289,7 +289,8 @@ def passes_made(est, last_pass=None):
     ``"a pass without update"`` (the hypothesis can no longer change),
     ``"corrections stopped falling (tol=...)"`` (a pass made no fewer corrections than
     the best earlier one by more than ``tol * n_samples``, or, for a kernel estimator, at
-    least 0.85 times the first pass's in every problem) and ``"max_iter reached"``.
+    least 0.85 times the first pass's in every problem), ``"the rows held out stopped
+    improving (...)"`` (``early_stopping``) and ``"max_iter reached"``.
     ``last_pass``: the corrections of the last pass where they were counted (see
     :func:`train`); without them, a model that ``tol`` stopped before ``max_iter``
     says ``"tol ended them (tol=...): the corrections stopped falling, or a pass made
@@ -311,8 +312,15 @@ def passes_made(est, last_pass=None):
     max_iter = getattr(est, "_max_iter", est.get_params().get("max_iter"))
     tol = est.get_params().get("tol")
     converged = getattr(est, "converged_", None)
+    held_out = est.get_params().get("early_stopping", False)
     if max_iter == 1:
         reason = "one pass asked (max_iter=1)"
+    elif held_out and int(n_iter.max()) < (max_iter or 0) and last_pass != 0:
+        patience = est.get_params().get("n_iter_no_change")
+        reason = (
+            f"the rows held out stopped improving (early_stopping, n_iter_no_change="
+            f"{patience}; the best pass's model kept)"
+        )
     elif converged:
         reason = "a pass without update"
     elif int(n_iter.max()) >= (max_iter or 0):
