@@ -443,3 +443,28 @@ def test_command_line_streams_a_budgeted_model(tmp_path, capsys):
     got = marginkit.load(model)
     assert got.support_vectors_.shape[0] <= 30 and got.n_corrections_ > 60
     np.testing.assert_allclose(got.decision_function(X), est.decision_function(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 2.0**80])
+def test_the_rows_of_a_fit_are_taken_without_a_copy(scale):
+    """The checks and norms of a fit's rows make no copy of them, and rows far from
+    the unit scale are brought to the model's units (a power of two) a block at a
+    time: a fit on rows in memory holds no second copy of them."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100_000, 20)) * scale
+    y = (X[:, 0] > 0).astype(int)
+    est = KernelALMAClassifier(kernel="rbf", gamma=1.0 / scale**2, max_iter=1, tol=None)
+    est.fit(X[:50], y[:50])
+    assert (est._exponent != 0) == (scale != 1.0)  # the model's units, or the data's
+    tracemalloc.start()
+    try:
+        data = est._instances(X, training=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.7 * X.nbytes, f"{peak / 2**20:.1f} MB for {X.nbytes / 2**20:.0f} MB of rows"
+    # and the blocks come in the model's units
+    first = next(data.chunks(10))[2]
+    np.testing.assert_array_equal(first, est._model_units(X[:10]))

@@ -360,22 +360,36 @@ class KernelOnlineClassifier(OnlineClassifier):
         clear error when the kernel overflows on them or, ``training`` on them, their
         squared norms underflow (a later batch far smaller than the first fit's)."""
         kernel = self._kstate.kernel
-        X = self._model_units(self._stored_format(X) if training else X)
+        X = self._stored_format(X) if training else X
         backend = backend_of(X)
         # the Gaussian kernels need ||x||^2 for distances, linear and poly for K(x, x)
         needs_sq = kernel.kernel in ("linear", "poly") or kernel.needs_norms
-        sq_dev = backend.squared_norms(X) if needs_sq else None
+        # the norms of the rows in the model's units, a chunk of them at a time: the
+        # products take each block in those units as they come (Instances.rows)
+        n = X.shape[0]
+        step = n if self._exponent == 0 else max(1, (1 << 19) // max(X.shape[1], 1))
+        parts, diag, peak = [], [], 0.0
+        for lo in range(0, max(n, 1), step):
+            Xc = self._model_units(X[lo : min(n, lo + step), :])
+            sq_c = backend.squared_norms(Xc) if needs_sq else None
+            parts.append(sq_c)
+            diag.append(kernel.diagonal(Xc, None if sq_c is None else backend.host(sq_c), backend))
+            if training and not callable(kernel.kernel):
+                peak = max(peak, peak_of(Xc))
+        sq_dev = None
+        if needs_sq:
+            sq_dev = parts[0] if len(parts) == 1 else backend.xp.concat(parts)
         sq = None if sq_dev is None else backend.host(sq_dev)
         if training and not callable(kernel.kernel):
-            self._check_not_tiny(X)
-        inv = self._inverse_norms(X, kernel.diagonal(X, sq, backend), sq)
-        return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend)
+            self._check_not_tiny(peak)
+        diag = diag[0] if len(diag) == 1 else np.concatenate(diag)
+        inv = self._inverse_norms(X, diag, sq)
+        return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend, -self._exponent)
 
-    def _check_not_tiny(self, X):
-        """A ValueError when the largest entry of rows X (of the model's units) is
-        nonzero but below 1 / sqrt(MAX_SQUARED_NORM): squared norms and distances of
-        such rows underflow."""
-        peak = peak_of(X)
+    def _check_not_tiny(self, peak):
+        """A ValueError when the largest entry of the rows (``peak``, in the model's
+        units) is nonzero but below 1 / sqrt(MAX_SQUARED_NORM): squared norms and
+        distances of such rows underflow."""
         if 0.0 < peak < 1.0 / np.sqrt(self.MAX_SQUARED_NORM):
             raise self._other_scale("small", f"their largest entry is about {peak:.3g} times")
 

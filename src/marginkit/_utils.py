@@ -21,12 +21,14 @@ def power_of_two_scaled(X, extra=0.0, unless_within=None):
 def peak_of(X):
     """The largest absolute entry of X (numpy, sparse, or an array of another namespace,
     on its device), 0 without entries."""
+    # the largest and the least entry, not the absolute values: no copy of X is made
     if sp.issparse(X) or isinstance(X, np.ndarray):
-        return float(np.max(np.abs(X.data if sp.issparse(X) else X), initial=0.0))
+        A = X.data if sp.issparse(X) else X
+        return float(max(np.max(A, initial=0.0), -np.min(A, initial=0.0)))
     if not math.prod(X.shape):
         return 0.0
     xp = backend_of(X).xp
-    return float(xp.max(xp.abs(X)))
+    return float(max(xp.max(X), -xp.min(X)))
 
 
 def exponent_of(size, unless_within=None):

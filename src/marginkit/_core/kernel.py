@@ -51,6 +51,7 @@ from sklearn import config_context, get_config
 
 from .. import _checks as check
 from .._registry import trusted_type
+from .._utils import times_power_of_two
 from .arrays import HOST, Host, to_numpy
 from .budget import NO_VOTE, maintain
 from .kernels import Kernel, thread_pool
@@ -628,23 +629,30 @@ class Instances:
     (``||x||^2``, None when the kernel needs no norms), where the products do.
     """
 
-    def __init__(self, X, inv, sq, backend):
+    def __init__(self, X, inv, sq, backend, exponent=0):
         self.X = X
         self.backend = backend
         self.inv = inv
         self.inv_dev = backend.asarray(inv)
         self.sq_dev = None if sq is None else backend.asarray(sq)
+        #: the rows' units are X's times ``2^exponent``, applied a chunk at a time (a
+        #: power of two is exact: no copy of the whole of X is made)
+        self.exponent = exponent
 
     @property
     def n(self):
         return self.X.shape[0]
+
+    def rows(self, X):
+        """Rows of X in the units of the products."""
+        return times_power_of_two(X, self.exponent)
 
     def chunks(self, step):
         """``(lo, hi, X, inv, sq)`` of consecutive rows, ``step`` at a time."""
         for lo in range(0, self.n, step):
             hi = min(self.n, lo + step)
             sq = None if self.sq_dev is None else self.sq_dev[lo:hi]
-            yield lo, hi, self.X[lo:hi, :], self.inv_dev[lo:hi], sq
+            yield lo, hi, self.rows(self.X[lo:hi, :]), self.inv_dev[lo:hi], sq
 
 
 class Ordered:
@@ -654,7 +662,7 @@ class Ordered:
 
     def __init__(self, data, order):
         bk = self.backend = data.backend
-        self.X, self.order = data.X, order
+        self.X, self.order, self.rows = data.X, order, data.rows
         self.index = bk.index(order)
         self.inv = data.inv[order]
         self.inv_dev = bk.take(data.inv_dev, self.index)
@@ -664,7 +672,7 @@ class Ordered:
         """``(X, inv on the host, inv, sq)`` of the pass's rows lo..hi-1 (``hi`` within
         the pass: the standard leaves slices past the end unspecified)."""
         sq = None if self.sq_dev is None else self.sq_dev[lo:hi]
-        X = self.backend.take(self.X, self.index[lo:hi])
+        X = self.rows(self.backend.take(self.X, self.index[lo:hi]))
         return X, self.inv[lo:hi], self.inv_dev[lo:hi], sq
 
 
