@@ -79,12 +79,10 @@ class Validation:
         self.patience = int(est.n_iter_no_change)
         self.tol = 0.0 if est.tol is None else float(est.tol)
         self.best, self.undo, self.since = -np.inf, None, 0
-        self.scores = []
 
     def after_pass(self, est):
         """Score the pass; whether the passes end."""
         score = float(est.score(self.X, self.y))
-        self.scores.append(score)
         if score > self.best + self.tol:
             self.best, self.undo, self.since = score, est._kstate.undo_point(), 0
         else:
@@ -442,15 +440,8 @@ class KernelOnlineClassifier(OnlineClassifier):
             self._validation.keep_best(self)
         finally:
             del self._validation
-        state = self._kstate
-        m = state.m
-        state.index[:m] = train[state.index[:m]]  # rows of X, not of the rows trained on
-        keys = state.store.keys
-        if keys is not None:
-            rows = state.store.n_rows
-            keys[:rows] = np.where(keys[:rows] >= 0, train[np.maximum(keys[:rows], 0)], -1)
-            state.store.__dict__.pop("_where", None)
-        state.n_seen = X.shape[0]
+        # positions in X, not in the rows trained on
+        self._kstate.renumber(train, X.shape[0])
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
         state = self._kstate

@@ -524,6 +524,15 @@ class RowStore:
         if self.keys is not None:
             check.array(self.keys, w + "keys", np.int64, (n,), within=(-1, 2**62))
 
+    def renumber(self, at):
+        """The examples of the rows held are now ``at[key]`` (positions in a larger
+        stream than the one the keys counted)."""
+        if self.keys is not None:
+            n = self.n_rows
+            keys = self.keys[:n]
+            keys[:] = np.where(keys >= 0, at[np.maximum(keys, 0)], -1)
+            self.__dict__.pop("_where", None)
+
     def collapse(self):
         """Make every row one entry, in the rows' order; returns the entry -> row map
         it replaced (None: it was already so), for the arrays per entry to be summed
@@ -1101,6 +1110,15 @@ class KernelState(Stored):
         entry for each problem a vector belongs to."""
         rows, problem = np.nonzero(self.mask[: self.m])
         return self.index[rows], self.label[rows], problem
+
+    def renumber(self, at, n_seen):
+        """Positions ``p`` in the stream of a fit become ``at[p]``, and the stream's
+        rows ``n_seen`` (a fit of some of the rows of the data it was given: positions
+        in those data)."""
+        m = self.m
+        self.index[:m] = at[self.index[:m]]
+        self.store.renumber(at)
+        self.n_seen = n_seen
 
     def row_entries(self):
         """The first entry of each row of the store (each row is an entry's, in the
