@@ -130,8 +130,9 @@ def gram(state, backend, lo=0):
 #: What a projection step leaves for the next (``state._inverse``, not saved): the Gram
 #: matrix ``K`` of the first rows of the store, the inverse ``Kinv`` of ``K + eps I``,
 #: and the steps since ``Kinv`` was last factorised anew (``age``).
-#: ``rows``: the norms of the rows it is of (``fingerprint``), ``residual``: how far
-#: from the identity the last factorisation's product with ``K + eps I`` was.
+#: ``rows``: the norms of the rows it is of (``fingerprint``, taken by the step that
+#: leaves it: None before), ``residual``: how far from the identity the last
+#: factorisation's product with ``K + eps I`` was.
 Inverse = namedtuple("Inverse", ["K", "Kinv", "eps", "age", "rows", "residual"])
 #: A projection step factorises the Gram matrix anew once the inverse it inherits has
 #: been updated this many times (the updates' rounding adds up), or where an update
@@ -167,7 +168,7 @@ def factorised(state, backend, K=None):
     given)."""
     K = gram(state, backend) if K is None else K
     Kinv, eps = ridge_inverse(K)
-    return Inverse(K, Kinv, eps, 0, fingerprint(state, K.shape[0]), residual(K, Kinv, eps))
+    return Inverse(K, Kinv, eps, 0, None, residual(K, Kinv, eps))
 
 
 #: Stores below this many vectors are factorised on one BLAS thread: LAPACK's
@@ -266,8 +267,7 @@ def store_inverse(state, backend):
             if Kinv is not None:
                 drift = residual(K, Kinv, old.eps)
                 if drift <= max(RESIDUAL, 100.0 * old.residual):
-                    rows = fingerprint(state, m)
-                    return Inverse(K, Kinv, old.eps, old.age + 1, rows, old.residual)
+                    return Inverse(K, Kinv, old.eps, old.age + 1, None, old.residual)
     return factorised(state, backend)
 
 
