@@ -534,16 +534,10 @@ class RowStore:
             self.__dict__.pop("_where", None)
 
     def collapse(self):
-        """Make every row one entry, in the rows' order; returns the entry -> row map
-        it replaced (None: it was already so), for the arrays per entry to be summed
-        by it (:meth:`KernelState.collapse`)."""
-        if self.vec is None:
-            return None
-        vec = self.vec[: self.n].copy()
-        self.n = self.held
-        self.vec = None
-        self.held = None
-        return vec
+        """Make every row one entry, in the rows' order (the arrays per entry summed by
+        :meth:`KernelState.collapse` first)."""
+        if self.vec is not None:
+            self.n, self.vec, self.held = self.held, None, None
 
     def keep(self, S):
         """Keep the rows ``S`` (rising; every entry its own row: :meth:`collapse`) only,
