@@ -723,6 +723,10 @@ def budgeted_kernel_fit(
       hypothesis's norm; the ``step`` vectors of least loss R go, and the coefficients
       of the rest S gain ``(K_SS + eps I)^-1 K_SR W_R``, computed by solving the
       system (not from the inverse);
+    - ``"project_new"`` (the Projectron with a fixed set, Orabona, Keshet and Caputo
+      2009): the vectors kept S are the first ``budget - step`` stored, those stored
+      after them R go, and the coefficients of S gain ``(K_SS + eps I)^-1 K_SR W_R``
+      (``eps`` from S's diagonal), computed by solving the system;
     - ``"merge"`` (BSGD, Wang, Crammer and Vucetic 2012): each of the ``step``
       vectors of least ``||u_j||^2`` merges with the free partner n of least loss into
       ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``;
@@ -789,7 +793,15 @@ def budgeted_kernel_fit(
         both = np.hstack([W, avg])
         U = weighted(both, K)
         m = len(rows)
-        if budget_rule == "merge":
+        if budget_rule == "project_new":
+            S, R = list(range(budget - step)), list(range(budget - step, m))
+            K_SS = K[np.ix_(S, S)]
+            eps = ridge * np.mean(np.diag(K_SS))
+            moved = np.linalg.solve(K_SS + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
+            rows = [rows[j] for j in S]
+            ids[:] = [ids[j] for j in S]
+            both = both[S] + moved
+        elif budget_rule == "merge":
             weight = np.sum(U * U, axis=1)
             free = [True] * m
             pairs = []

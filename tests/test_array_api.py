@@ -517,7 +517,7 @@ def test_scikit_learn_array_api_check_with_values(ns, device, cls):
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
-@pytest.mark.parametrize("rule", ["project", "merge"])
+@pytest.mark.parametrize("rule", ["project", "project_new", "merge"])
 def test_a_budget_on_the_device(ns, device, rule):
     """A budgeted model on the device: maintenance steps there (the store cut, merged
     rows made where the store is), the same corrections as on numpy, at most ``budget``

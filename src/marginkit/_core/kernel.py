@@ -685,7 +685,9 @@ def trimmed(obj, rows, names):
     coefficients' copy on a device (:class:`Coefficients`) is not saved."""
     state = dict(obj.__dict__)
     state.pop("_mirror", None)
-    state.pop("_inverse", None)  # a budget's inverse (marginkit._core.budget), made anew
+    # a budget's inverses (marginkit._core.budget), made anew
+    state.pop("_inverse", None)
+    state.pop("_kept_inverse", None)
     for name in names:
         if state.get(name) is not None:
             state[name] = state[name][:rows].copy()
@@ -1064,6 +1066,9 @@ class KernelState(Stored):
 
     def to(self, backend):
         """The support vectors on ``backend`` (where the next call's products are made)."""
+        if not backend.same(self.store.backend):
+            # a budget's kept inverse is made from the products of the store's backend
+            self.__dict__.pop("_kept_inverse", None)
         self.store.to(backend)
         return self
 
