@@ -58,7 +58,13 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         the exact algorithm. A budget above the support vectors a run makes gives that
         run's model. With a budget, ``output="voted"`` is not offered (the vote needs
         every hypothesis of the run).
-    budget_rule : {"project", "merge"}, default="project"
+    budget_rule : {"project_new", "project", "merge"}, default="project_new"
+        ``"project_new"``: keep the first ``budget - max(1, budget // 20)`` vectors
+        stored, and at each step project the vectors stored since onto them (the
+        Projectron of Orabona, Keshet and Caputo 2009 with a fixed set; any kernel;
+        ``O(budget^2 x n_classes)`` per step, one factorisation in all). The vectors
+        kept never change: a stream whose distribution drifts may do better with
+        ``"project"``.
         ``"project"``: remove the vectors that carry least of the last and averaged
         hypotheses and project what they carried onto the vectors kept (any kernel;
         ``O(budget^2 x step)`` per step, a factorisation by LAPACK every 8 steps).

@@ -182,7 +182,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             raise ValueError(
                 f"budget_rule='merge' needs kernel='rbf' (a merged vector's kernel values "
                 f"follow from the Gaussian's), got kernel={self.kernel!r}. Use "
-                "budget_rule='project'."
+                "budget_rule='project_new' or 'project'."
             )
 
     # -- training ------------------------------------------------------------------

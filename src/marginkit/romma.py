@@ -257,7 +257,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         block_size="auto",
         cache_size=200,
         budget=None,
-        budget_rule="project",
+        budget_rule="project_new",
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=2,
