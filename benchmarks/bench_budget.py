@@ -1,7 +1,7 @@
 """Kernel ALMA_2 with a support-vector budget: test error, time and memory against the
 exact model and against a Nystroem approximation of the same size.
 
-Three parts (``--part``, default all), each a table; every configuration is fitted in a
+Four parts (``--part``, default all), each a table; every configuration is fitted in a
 fresh process, which reports its peak resident memory (VmHWM) and the peak of the fit
 alone above the memory it held before the fit (the high-water mark is reset through
 ``/proc/self/clear_refs`` once the data are made: the data's own size is not the
@@ -12,9 +12,9 @@ synthetic
     class_sep=1.0, random_state=0)``: the first n rows train, in order, the last 10000
     test. ``KernelALMAClassifier(kernel="rbf", gamma=0.05, alpha=0.9, max_iter=1,
     tol=None)`` exact (``budget=None``, up to ``--exact-max`` rows) and with each budget
-    of ``--budgets`` and each rule (project, merge); scikit-learn's ``Nystroem(gamma=0.05,
-    n_components=budget, random_state=0)`` before marginkit's linear
-    ``ALMAClassifier(alpha=0.9, max_iter=1, tol=None)`` and before
+    of ``--budgets`` and each rule of ``--rules`` (project, project_new, merge);
+    scikit-learn's ``Nystroem(gamma=0.05, n_components=budget, random_state=0)`` before
+    marginkit's linear ``ALMAClassifier(alpha=0.9, max_iter=1, tol=None)`` and before
     ``SGDClassifier(average=True, max_iter=1, tol=None, random_state=0)``. The Nystroem
     map is fitted on the training rows (it draws its landmarks from them); the rows are
     then mapped and learnt 10000 at a time (``partial_fit``, one pass in order) so that
@@ -26,10 +26,17 @@ synthetic
     grows by < 50 MB from 10^6 to 10^7 rows.
 a9a
     One pass of ``KernelALMAClassifier(kernel="rbf", gamma=0.05, max_iter=1, tol=None)``
-    on a9a, tested on a9a.t, exact and at budgets 100 and 500 with both rules, and the
+    on a9a, tested on a9a.t, exact and at budgets 100 and 500 with every rule, and the
     same with ``gamma="scale"``; accuracy beside BudgetedSVM's published Adult figures
     (BSGD with merging, Wang, Crammer and Vucetic, JMLR 2012: 84.55% at budget 100,
     83.93% at budget 500). Target: at least 83.93% at budget 500.
+drift
+    A stream whose concept changes half-way: ``n / 2`` rows of the synthetic part's
+    ``make_classification`` (``random_state=0``), then ``n / 2`` of another
+    (``random_state=1``, the same shape), learnt in order in one pass; the 10000 test
+    rows are of the second. The same kernel model, exact and with each budget of
+    ``--drift-budgets`` and each rule of ``--rules``: how well a budgeted store follows
+    a change (``"project_new"`` keeps its first vectors for good).
 mnist
     ``iter_deformed_mnist(chunk_size=10000, n_samples=N, random_state=0)`` streamed by
     ``partial_fit`` into ``KernelALMAClassifier(kernel="poly", degree=4, gamma=1/255,
@@ -45,11 +52,12 @@ draws them from earlier runs without running anything.
 A benchmark reports; it does not fail (exit code 0 whether the targets are met or not).
 Usage::
 
-    python benchmarks/bench_budget.py [--part synthetic|a9a|mnist] [--quick]
+    python benchmarks/bench_budget.py [--part synthetic|a9a|drift|mnist] [--quick]
         [--rows 25000 100000 400000] [--budgets 500 1000 2000 5000] [--exact-max N]
-        [--rules project merge] [--no-nystroem]
-        [--mnist-rows N] [--mnist-budget B] [--report-every N] [--json out.json]
-        [--plot DIR] [--data-dir DIR] [--blas-threads N]
+        [--rules project project_new merge] [--no-nystroem]
+        [--drift-rows N] [--drift-budgets 1000]
+        [--mnist-rows N] [--mnist-budget B] [--mnist-rule project|project_new]
+        [--report-every N] [--json out.json] [--plot DIR] [--data-dir DIR] [--blas-threads N]
     python benchmarks/bench_budget.py --from-json a.json b.json --plot DIR
 """
 
@@ -67,7 +75,8 @@ from pathlib import Path
 from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-RULES = ("project", "merge")
+# marginkit._core.budget.RULES (marginkit is imported once --blas-threads is set)
+RULES = ("project", "project_new", "merge")
 N_TEST = 10000
 SYN_GAMMA = 0.05
 # the targets of the synthetic part, at 400000 rows
@@ -119,6 +128,21 @@ def synthetic_data(n):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def drift_data(n):
+    """The first n / 2 rows of one concept, the next n / 2 and the test rows of
+    another."""
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    h = n // 2
+    kw = dict(n_features=20, n_informative=10, flip_y=0.05, class_sep=1.0)
+    X1, y1 = make_classification(n_samples=h, random_state=0, **kw)
+    X2, y2 = make_classification(n_samples=n - h + N_TEST, random_state=1, **kw)
+    X = np.vstack([X1, X2[: n - h]])
+    y = np.concatenate([y1, y2[: n - h]])
+    return X, y, X2[n - h :], y2[n - h :]
+
+
 def a9a_data(data_dir):
     from marginkit.datasets import load_adult
 
@@ -135,7 +159,7 @@ def kernel_model(config):
         max_iter=1,
         tol=None,
         budget=config["budget"],
-        budget_rule=config["rule"] or "project",
+        budget_rule=config["rule"] or "project_new",
     )
 
 
@@ -145,6 +169,8 @@ def child_fit(config):
 
     if config["part"] == "synthetic":
         X, y, X_test, y_test = synthetic_data(config["n"])
+    elif config["part"] == "drift":
+        X, y, X_test, y_test = drift_data(config["n"])
     else:
         X, y, X_test, y_test = a9a_data(config["data_dir"])
     row = {k: config[k] for k in ("part", "n", "model", "budget", "rule", "gamma")}
@@ -449,6 +475,25 @@ def run_a9a(args, results):
             )
 
 
+def run_drift(args, results):
+    print(
+        "\n## drift: the synthetic stream's concept for the first half of the rows, "
+        f"another's for the second; kernel ALMA rbf gamma={SYN_GAMMA}, alpha=0.9, one "
+        "pass; 10000 test rows of the second concept\n"
+    )
+    print(FIT_HEADER, flush=True)
+    rows = []
+    configs = [{"budget": None, "rule": None}]
+    configs += [{"budget": b, "rule": rule} for b in args.drift_budgets for rule in args.rules]
+    for c in configs:
+        c.update(part="drift", n=args.drift_rows, model="kernel ALMA", gamma=SYN_GAMMA)
+        c["data_dir"] = args.data_dir
+        for r in spawn(c):
+            rows.append(r)
+            print(fit_line(r), flush=True)
+    results["drift"] = rows
+
+
 def run_mnist(args, results):
     print(
         f"\n## mnist: iter_deformed_mnist(10000, n_samples={args.mnist_rows}, random_state=0) "
@@ -556,11 +601,13 @@ def plot(results, out_dir):
 # -- main --------------------------------------------------------------------------------
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=["synthetic", "a9a", "mnist", "all"], default="all")
+    parser.add_argument(
+        "--part", choices=["synthetic", "a9a", "drift", "mnist", "all"], default="all"
+    )
     parser.add_argument("--rows", type=int, nargs="+", default=[25000, 100000, 400000])
     parser.add_argument("--budgets", type=int, nargs="+", default=[500, 1000, 2000, 5000])
     parser.add_argument(
-        "--rules", nargs="+", choices=RULES, default=list(RULES), help="synthetic: the rules"
+        "--rules", nargs="+", choices=RULES, default=list(RULES), help="synthetic, drift: rules"
     )
     parser.add_argument(
         "--no-nystroem",
@@ -570,9 +617,12 @@ def main(argv=None):
     )
     parser.add_argument("--exact-max", type=int, default=400_000, help="largest exact fit")
     parser.add_argument("--a9a-budgets", type=int, nargs="+", default=[100, 500])
+    parser.add_argument("--drift-rows", type=int, default=200_000)
+    parser.add_argument("--drift-budgets", type=int, nargs="+", default=[1000])
     parser.add_argument("--mnist-rows", type=int, default=200_000)
     parser.add_argument("--mnist-budget", type=int, default=2000)
-    parser.add_argument("--mnist-rule", choices=["project"], default="project")
+    # the merge is the Gaussian kernel's; the digits' kernel is a polynomial
+    parser.add_argument("--mnist-rule", choices=["project", "project_new"], default="project_new")
     parser.add_argument("--report-every", type=int, default=50_000)
     parser.add_argument("--quick", action="store_true", help="small sizes, a few minutes")
     parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", str(DEFAULT_DATA)))
@@ -606,10 +656,11 @@ def main(argv=None):
         parser.error("--rows: at most 10^7")
     if args.mnist_rows > 10**7:  # the stream has no end; 10^7 as --rows, the memory target's range
         parser.error("--mnist-rows: at most 10^7")
-    if min(args.budgets + args.a9a_budgets + [args.mnist_budget]) < 2:
+    if min(args.budgets + args.a9a_budgets + args.drift_budgets + [args.mnist_budget]) < 2:
         parser.error("a budget is an int >= 2")
     if args.quick:
         args.rows, args.budgets = [5000, 20000], [200, 500]
+        args.drift_rows, args.drift_budgets = 20000, [200]
         args.mnist_rows, args.report_every = 20000, 10000
         args.mnist_budget = min(args.mnist_budget, 500)
 
@@ -629,10 +680,11 @@ def main(argv=None):
     if threads:
         print(f"OPENBLAS_NUM_THREADS={threads} in every fit")
     results = {"machine": machine_line(), "argv": sys.argv[1:], "openblas_threads": threads}
-    parts = ["synthetic", "a9a", "mnist"] if args.part == "all" else [args.part]
+    parts = ["synthetic", "a9a", "drift", "mnist"] if args.part == "all" else [args.part]
     start = time.perf_counter()
     for part in parts:
-        {"synthetic": run_synthetic, "a9a": run_a9a, "mnist": run_mnist}[part](args, results)
+        run = {"synthetic": run_synthetic, "a9a": run_a9a, "drift": run_drift, "mnist": run_mnist}
+        run[part](args, results)
     print(f"\nwall time {time.perf_counter() - start:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))

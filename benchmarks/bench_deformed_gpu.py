@@ -7,7 +7,8 @@ and learnt by ``partial_fit``, ten classes, with Gentile's MNIST kernel
 (1 + x . y / 255)^4 on the raw pixels. Every million rows: the support vectors, the
 corrections, the training seconds (the device synchronised around each call), the
 averaged output's error on the 10000 MNIST test digits and the device's peak memory.
-``--budget`` runs the same stream with a support-vector budget (projection).
+``--budget`` runs the same stream with a support-vector budget, by ``--budget-rule``
+(``project_new``, the estimators' default, or ``project``).
 
 Target (issue 32): the 8.1 million digits of Loosli, Canu and Bottou's stream exact on
 one H100 in at most 10 minutes. docs/budget.md has the figures of one H200.
@@ -16,6 +17,7 @@ A benchmark reports; it does not fail. Usage, with the MNIST files in
 ``$MARGINKIT_DATA`` (or ``--data``)::
 
     python benchmarks/bench_deformed_gpu.py [--rows 8100000] [--workers 15]
+        [--budget B] [--budget-rule project_new|project]
 """
 
 import argparse
@@ -47,6 +49,7 @@ def main():
     parser.add_argument("--rows", type=int, default=8_100_000)
     parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 1))
     parser.add_argument("--budget", type=int, default=None)
+    parser.add_argument("--budget-rule", choices=["project_new", "project"], default="project_new")
     parser.add_argument("--data", default=None, help="the MNIST files' folder")
     args = parser.parse_args()
 
@@ -62,7 +65,12 @@ def main():
     _, _, X_test, y_test = load_mnist(args.data)
     X_test = torch.asarray(X_test, device="cuda")
     clf = KernelALMAClassifier(
-        kernel="poly", degree=4, gamma=1 / 255, coef0=1.0, budget=args.budget
+        kernel="poly",
+        degree=4,
+        gamma=1 / 255,
+        coef0=1.0,
+        budget=args.budget,
+        budget_rule=args.budget_rule,
     )
     fit_s = 0.0
     tasks = [(k, args.data) for k in range(-(-args.rows // CHUNK))]
