@@ -4,6 +4,8 @@ A plain container of numpy arrays (picklable, no jitted objects), handed to the
 compiled loops of :mod:`marginkit._core.linear`.
 """
 
+import copy
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -165,7 +167,12 @@ class PNormState:
             check.fail(w + "fs", "holds a scale, norm or count that is not positive")
         ist = check.array(self.ist, w + "ist", np.int64, (L.N_ISTATE,))
         K = check.integer(ist[L.I_NHIST], w + "ist (corrections)", 0)
-        check.equal(int(ist[L.I_K]), w + "ist (k: corrections + 1)", K + 1)
+        if ist[L.I_LOG]:
+            check.equal(int(ist[L.I_K]), w + "ist (k: corrections + 1)", K + 1)
+        else:
+            # a mixed state (:meth:`mix`) restarts k from the shards' mean, below the
+            # corrections made on every shard; k is a count, not an index
+            check.integer(ist[L.I_K], w + "ist (k)", 1, K + 1)
         trials = check.integer(ist[L.I_TRIALS], w + "ist (trials)", K)
         check.integer(ist[L.I_BUDGET], w + "ist (budget flag)", 0, 1)
         logs = check.integer(ist[L.I_LOG], w + "ist (log flag)", 0, 1)
@@ -211,6 +218,92 @@ class PNormState:
                     f"and h_stop must span their block: correction {k} spans "
                     f"{start[k]}:{stop[k]} of a block of {lengths[block[k]]}",
                 )
+
+    # -- iterative parameter mixing ------------------------------------------------
+    @classmethod
+    def mix(cls, start, shards, weights, sum_factors, k):
+        """The state after one epoch of iterative parameter mixing (McDonald, Hall and
+        Mann, NAACL 2010, Figure 2): the weights of ``shards`` averaged, as the next
+        epoch's start.
+
+        Every shard began the epoch from ``start`` with its running sum of hypotheses
+        at 0 (``acc``, ``u`` and Sigma zero; ``start`` holds the sum before the epoch,
+        flushed). The mixed hypothesis is the primal one, ``w = sum_i weights_i w_i /
+        sum_i weights_i`` (summed in shard order), mapped back to the dual ``theta =
+        f(w)`` of Gentile (JMLR 2001, section 2) for the next epoch: v = theta / s with
+        s = ``||theta||_p = ||w||_q`` (Lemma 2), so that ``S = sum |v|^p`` is 1 and far
+        from overflow; for p = 2, v = w and s = 1. A convex mix of hypotheses in ALMA's
+        unit q-ball stays in it. A problem no shard corrected keeps ``start``'s weights
+        exactly (every shard still holds them).
+
+        The running sum becomes ``start``'s plus ``sum_i sum_factors_i`` times each
+        shard's sum of its epoch's hypotheses (``acc + Sigma g - u``), and restarts lazy
+        (``u = 0``, Sigma = 0); the trials and corrections are those of every shard
+        added to ``start``'s, and the correction counter is ``k`` (ALMA's k: the
+        caller's mean of the shards', not their total). The result keeps no log.
+
+        Parameters
+        ----------
+        start : PNormState
+            The state every shard began the epoch from.
+        shards : list of PNormState
+            Each shard's state at the end of its epoch, in shard order.
+        weights : ndarray of shape (n_shards,)
+            Non-negative mixing weights of the shards' hypotheses, not all 0 when some
+            shard made a correction.
+        sum_factors : ndarray of shape (n_shards,)
+            The factor of each shard's sum of hypotheses in the mixed running sum.
+        k : int >= 1
+            The mixed state's correction counter.
+
+        Returns
+        -------
+        PNormState
+        """
+        out = cls(start.d, start.p, keep_log=False)
+        p = start.p
+        made = sum(s.n_corrections - start.n_corrections for s in shards)
+        if made == 0:
+            out.v[:] = start.v
+            out.g[:] = start.g
+            out.fs[:] = start.fs  # its scale, norm sum and count since S's recomputation
+        else:
+            w = np.zeros(start.d)
+            for weight, s in zip(weights, shards, strict=True):
+                if weight != 0.0:
+                    w += weight * s.last_weights()
+            w /= float(np.sum(weights))
+            s_scale = 1.0
+            if p == 2.0:
+                out.v[:] = w
+            else:
+                q = p / (p - 1.0)
+                nq = L.scaled_norm(w, q)
+                if nq > 0.0:
+                    # theta = f(w) = s v: v_i = sign(w_i) (|w_i| / ||w||_q)^(q - 1)
+                    out.v[:] = np.sign(w) * (np.abs(w) / nq) ** (q - 1.0)
+                    s_scale = nq
+            total = L._recompute(out.v, out.direction, p)
+            out.fs[L.F_S] = s_scale
+            out.fs[L.F_SUM] = total
+            out.fs[L.F_SIGMA_W] = L._sigma(s_scale, total, p)
+        out.fs[L.F_SIGMA] = 0.0
+        out.acc[:] = start.sum_weights()
+        for factor, s in zip(sum_factors, shards, strict=True):
+            out.acc += factor * s.sum_weights()
+        out.ist[L.I_K] = int(k)
+        out.ist[L.I_NHIST] = start.n_corrections + made
+        out.ist[L.I_TRIALS] = start.n_trials + sum(s.n_trials - start.n_trials for s in shards)
+        return out
+
+    def without_sum(self):
+        """A copy whose running sum of hypotheses is 0 (``acc``, ``u``, Sigma): what a
+        shard of :meth:`mix` starts its epoch from, so that it returns its own sum."""
+        out = copy.deepcopy(self)
+        out.acc[:] = 0.0
+        out.u[:] = 0.0
+        out.fs[L.F_SIGMA] = 0.0
+        return out
 
     # -- what the state means ------------------------------------------------------
     @property
