@@ -222,6 +222,11 @@ def test_sparse_and_multiclass_chunks_and_dask_predictions(threads):
         np.testing.assert_allclose(a.decision_function(dX).compute(), a.decision_function(X))
         assert a.score(dX, y) == pytest.approx(a.score(X, y))
         assert a.score(X, y) > 0.8
+    # labels in chunks of their own are rechunked to the rows' chunks
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        c = MixingClassifier(est, max_iter=6).fit(dX, da.from_array(y, chunks=70))
+    assert same_bits(c.estimator_, a.estimator_)
 
 
 def test_fitted_estimator_saves_loads_and_goes_on(threads, tmp_path):
