@@ -283,8 +283,11 @@ def test_refusals(threads):
         MixingClassifier(ALMAClassifier()).fit(da.zeros(5), y[:5])
     with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[100, 99\]"):
         MixingClassifier(ALMAClassifier()).fit(dX, y[:99])
-    with pytest.raises(ValueError, match="y should be a 1d array"):
-        MixingClassifier(ALMAClassifier()).fit(dX, np.zeros((100, 2)))
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[100, 99\]"):
+        MixingClassifier(ALMAClassifier()).fit(dX, da.zeros(99, chunks=50))
+    for labels in [np.zeros((100, 2)), da.zeros((100, 2), chunks=50)]:
+        with pytest.raises(ValueError, match="y should be a 1d array"):
+            MixingClassifier(ALMAClassifier()).fit(dX, labels)
     with pytest.raises(ValueError, match="has to be greater than one"):
         MixingClassifier(ALMAClassifier()).fit(dX, np.zeros(100))
     with pytest.raises(ValueError, match="not in classes"):

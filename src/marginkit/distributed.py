@@ -309,10 +309,14 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    A shard's pass uses the dot products of the estimator's compiled pass; for dense
-    rows of more than 10 000 features a multithreaded BLAS may sum them in another
-    order on the driver than on a worker (dask's workers run BLAS on one thread), so
-    the one-chunk model may then differ from a serial fit in the last bits.
+    A shard's pass takes the dot products of dense rows from BLAS. The workers of a
+    ``distributed`` cluster run BLAS on one thread (their nanny sets
+    ``OPENBLAS_NUM_THREADS=1``); in the driver's own process (dask's threaded
+    scheduler, or a serial fit) OpenBLAS may split a dot product of more than 10 000
+    numbers over threads and sum it in another order. So for dense rows of more than
+    10 000 features the bit-for-bit equalities above hold between runs on workers, and
+    otherwise only to rounding; sparse rows, and dense rows of fewer features, are
+    summed in one order everywhere.
 
     Examples
     --------
