@@ -174,13 +174,14 @@ def test_mixed_perceptron_keeps_mcdonalds_mistake_bound(threads, mixing, n_shard
     sum over epochs n and shards i of mu_(i,n) k_(i,n) <= R^2 / gamma^2 (k_(i,n) the
     mistakes of shard i in epoch n, mu its mixing weight), and an epoch without
     mistakes comes."""
-    X, y, gamma, R = separable_with_margin(n=800, seed=n_shards)
+    # a margin of 0.05 in 20 dimensions: 26 to 70 epochs before one without mistakes
+    X, y, gamma, R = separable_with_margin(n=2000, d=20, gamma=0.05, seed=n_shards)
     clf = MixingClassifier(
         PerceptronClassifier(fit_intercept=False, output="last"),
-        max_iter=500,
+        max_iter=2000,
         tol=None,
         mixing=mixing,
-    ).fit(chunked(X, 800 // n_shards), y)
+    ).fit(chunked(X, 2000 // n_shards), y)
     k = clf.n_corrections_per_epoch_.astype(float)  # (epochs, shards)
     assert k.shape == (clf.n_iter_, n_shards)
     if mixing == "uniform":
@@ -189,7 +190,7 @@ def test_mixed_perceptron_keeps_mcdonalds_mistake_bound(threads, mixing, n_shard
         totals = k.sum(axis=1, keepdims=True)
         weighted = np.sum(np.divide(k * k, totals, out=np.zeros_like(k), where=totals > 0))
     assert weighted <= R**2 / gamma**2
-    assert k[-1].sum() == 0 and clf.n_iter_ < 500  # an epoch without mistakes
+    assert k[-1].sum() == 0 and 10 < clf.n_iter_ < 2000  # an epoch without mistakes
     assert k.sum() == clf.n_corrections_
     assert clf.score(X, y) == 1.0
 
