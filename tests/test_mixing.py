@@ -245,6 +245,7 @@ def test_fitted_estimator_saves_loads_and_goes_on(threads, tmp_path):
     loaded.partial_fit(X[:50], y[:50])
     assert loaded.n_trials_ == est.n_trials_ + 50
     assert clone(clf).get_params()["estimator"].get_params() == est.get_params()
+    assert clone(clf).set_params(estimator__p=4.0, mixing="corrections").estimator.p == 4.0
 
 
 def test_tol_ends_the_epochs_and_warns_when_they_run_out(threads):
