@@ -37,7 +37,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import unique_labels
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted, column_or_1d
 from tqdm.auto import tqdm
 
 from ._base import _canonical
@@ -151,25 +151,18 @@ def _why_not_mixed(est):
 
 
 def _aligned_labels(y, X, da):
-    """y as a 1-d dask array with X's row chunks."""
-    n = X.shape[0]
+    """y as a 1-d dask array with X's row chunks (a numpy y is split along them)."""
     if not _is_dask(y):
-        y = np.asarray(y)
-        if y.ndim != 1:
-            y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
-        if y.ndim != 1:
-            raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
-        if y.shape[0] != n:
-            raise ValueError(
-                f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]"
-            )
-        return da.from_array(y, chunks=(X.chunks[0],))
-    if y.ndim != 1:
+        y = column_or_1d(y, warn=True)
+    elif y.ndim != 1:
         raise ValueError(f"y should be a 1d array, got an array of shape {y.shape} instead.")
-    if y.shape[0] != n:
+    if y.shape[0] != X.shape[0]:
         raise ValueError(
-            f"Found input variables with inconsistent numbers of samples: [{n}, {y.shape[0]}]"
+            "Found input variables with inconsistent numbers of samples: "
+            f"[{X.shape[0]}, {y.shape[0]}]"
         )
+    if not _is_dask(y):
+        return da.from_array(y, chunks=(X.chunks[0],))
     return y.rechunk((X.chunks[0],)) if y.chunks[0] != X.chunks[0] else y
 
 
