@@ -38,13 +38,43 @@ import os
 import queue
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ._utils import DataSummary, row_norms_p
 from .formats import data_format, iter_chunks
 
-__all__ = ["FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
+__all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
+
+
+class FileScan(NamedTuple):
+    """What the first pass of a :class:`FileStream` found in its file, as written.
+
+    Kept so that the scans of several files can be combined into one decision for all
+    of them (:class:`marginkit.distributed.MixingClassifier` over file shards), as
+    ``load_svmlight_files`` decides for several files together.
+
+    Attributes
+    ----------
+    n_samples : int
+    width : int
+        svmlight: the largest feature index written, plus one (the indices read as
+        zero-based, whatever the stream then takes them for); CSV: the number of
+        feature columns.
+    lowest_index : int or None
+        svmlight: the lowest feature index written; None without any (and for CSV).
+    labels : ndarray
+        The file's labels, sorted (int64 when all are integral).
+    integral : bool
+        Whether every label is integral.
+    """
+
+    n_samples: int
+    width: int
+    lowest_index: int | None
+    labels: np.ndarray
+    integral: bool
 
 
 class _Reader:
@@ -159,7 +189,8 @@ class FileStream:
     unless what it would find is given: ``classes``, and for svmlight ``n_features``
     and ``zero_based``. :attr:`summary`, :attr:`classes` and :attr:`n_features` tell
     what the stream holds, :attr:`zero_based` how its svmlight indices count;
-    :attr:`n_samples` is known after the scan or a pass.
+    :attr:`n_samples` is known after the scan or a pass; :attr:`scan` holds what the
+    scan found, as written (a :class:`FileScan`; None when no scan was made).
 
     Parameters
     ----------
@@ -226,6 +257,7 @@ class FileStream:
         self.skip_header = skip_header or (self.fmt == "csv" and self._has_header())
         self.progress = progress
         self.n_samples = None
+        self.scan = None
         self.zero_based = zero_based
         self._n_features = n_features
         self._integral = False
@@ -340,6 +372,8 @@ class FileStream:
 
     def _scan(self, n_features, classes):
         n, width, low, labels, integral, total, total_sq = self._survey(raw=True)
+        found = labels.astype(np.int64) if integral else labels
+        self.scan = FileScan(n, width, low if self.fmt == "svmlight" else None, found, integral)
         if self.fmt == "svmlight":
             if self.zero_based == "auto":
                 # load_svmlight_file's zero_based="auto": one-based when no index is 0
