@@ -8,7 +8,8 @@ on), so a cluster ships it to each worker once, not once per block.
 :class:`MixingClassifier` trains a linear estimator on a dask array whose row chunks
 stay on the workers: each epoch every chunk runs one online pass of the estimator's own
 compiled algorithm from the mixed weights, and the driver averages the chunks' weights
-(McDonald, Hall and Mann, NAACL 2010). Needs the ``dask`` extra.
+(McDonald, Hall and Mann, NAACL 2010). The shards can also be data files, read on the
+workers in chunks and never through the driver. Needs the ``dask`` extra.
 
 Examples
 --------
@@ -28,6 +29,7 @@ True
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 from numbers import Integral
 
@@ -51,6 +53,7 @@ from .margin_perceptron import MarginPerceptronClassifier
 from .perceptron import PerceptronClassifier
 from .pumma import PUMMAClassifier
 from .romma import ROMMAClassifier
+from .streaming import FileScan, FileStream
 
 #: The estimators :class:`MixingClassifier` mixes: those whose learned state is one
 #: weight vector per one-vs-rest problem (and ALMA's correction counter)
@@ -177,11 +180,11 @@ def _labels_of(y):
     return np.unique(np.asarray(y))
 
 
-def _shard_epoch(template, states, X, y):
-    """One epoch of a shard: the estimator's own compiled pass over its rows, in their
-    order, for every one-vs-rest problem, from (copies of) the mixed ``states``."""
-    est = copy.copy(template)
-    states = copy.deepcopy(states)  # the mixed states are shared by the shards of a worker
+def _shard_pass(est, states, X, y):
+    """The estimator's own compiled pass over the rows ``X`` (labels ``y``), in their
+    order, for every one-vs-rest problem, continuing ``states`` in place: what
+    :meth:`fit` and :func:`marginkit.streaming.fit_file` run over each of their
+    batches."""
     X, y = est._validate_Xy(X, y, reset=False)
     check_known(y, est.classes_)
     batch = est._batch(X)
@@ -189,7 +192,123 @@ def _shard_epoch(template, states, X, y):
     order = np.arange(X.shape[0], dtype=np.int64)
     for j, state in enumerate(states):
         est._run_all(state, batch, targets[j], order)
+
+
+def _shard_epoch(template, states, X, y):
+    """One epoch of a shard: the estimator's own compiled pass over its rows, in their
+    order, for every one-vs-rest problem, from (copies of) the mixed ``states``."""
+    est = copy.copy(template)
+    states = copy.deepcopy(states)  # the mixed states are shared by the shards of a worker
+    _shard_pass(est, states, X, y)
     return states
+
+
+def _file_epoch(template, states, path, reading):
+    """One epoch of a file shard, on a worker: its file streamed in chunks (read and
+    parsed by :class:`marginkit.streaming.FileStream`, one chunk ahead in a background
+    thread), each chunk's pass continuing from the one before, in file order."""
+    est = copy.copy(template)
+    states = copy.deepcopy(states)
+    for X, y in FileStream(path, **reading)():
+        _shard_pass(est, states, X, y)
+    return states
+
+
+def _file_summary(path, reading):
+    """The first pass over one file shard, on a worker: ``(format, scan, classes)``,
+    the :class:`marginkit.streaming.FileScan` of the file as written and the classes
+    its stream holds (those given, else its own labels). With everything the scan
+    would find given, only the rows are counted."""
+    stream = FileStream(path, **reading)
+    scan = stream.scan
+    if scan is None:
+        n = stream.count()
+        if n == 0:
+            raise ValueError(f"{stream.path}: no examples")
+        width = stream.n_features
+        if stream.fmt == "svmlight" and not stream.zero_based:
+            width += 1  # the width as written, indices read as zero-based
+        scan = FileScan(n, width, None, stream.classes, stream._integral)
+    return stream.fmt, scan, stream.classes
+
+
+def _file_max_norm(path, reading, p):
+    """The largest p-norm of an instance of one file shard: a pass, on a worker."""
+    return FileStream(path, **reading).summary.max_norm(p)
+
+
+#: The options of :meth:`MixingClassifier.fit` that read files, and their defaults
+READING = {
+    "chunk_size": 10000,
+    "fmt": None,
+    "n_features": None,
+    "zero_based": "auto",
+    "label_column": -1,
+    "skip_header": False,
+}
+
+
+def _is_default(value, default):
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _paths_of(X):
+    """The paths of a list (or tuple) of files, or None when X is not one."""
+    if not isinstance(X, list | tuple):
+        return None
+    if not X:
+        raise ValueError("X is an empty list: give at least one file to train on")
+    if not all(isinstance(x, str | os.PathLike) for x in X):
+        kinds = sorted({type(x).__name__ for x in X})
+        raise TypeError(
+            f"a list X must hold the paths of the files to train on (str or path-like), "
+            f"got {', '.join(kinds)}"
+        )
+    return [os.fspath(x) for x in X]
+
+
+def _combined(paths, summaries, n_features, zero_based, classes_given):
+    """``(fmt, n_features, zero_based, classes)`` of all the file shards together, from
+    their first passes: one format, the widest file's features, svmlight indices
+    one-based only when no file writes an index 0 (``load_svmlight_files``'s
+    ``zero_based="auto"``, which is also what :class:`marginkit.streaming.FileStream`
+    decides for the files' concatenation), the union of their labels."""
+    fmts = [fmt for fmt, _, _ in summaries]
+    if len(set(fmts)) > 1:
+        shown = ", ".join(f"{path} ({fmt})" for path, fmt in zip(paths, fmts, strict=True))
+        raise ValueError(
+            f"the files are of different formats: {shown}. Give files of one format "
+            "(or fmt= to read them all as one)."
+        )
+    fmt = fmts[0]
+    scans = [scan for _, scan, _ in summaries]
+    widths = [scan.width for scan in scans]
+    if fmt == "csv":
+        if len(set(widths)) > 1:
+            shown = ", ".join(f"{path} ({w})" for path, w in zip(paths, widths, strict=True))
+            raise ValueError(f"the CSV files have different numbers of features: {shown}")
+        width = widths[0]
+        zero_based = True
+    else:
+        if zero_based == "auto":
+            lows = [scan.lowest_index for scan in scans if scan.lowest_index is not None]
+            zero_based = not lows or min(lows) == 0
+        width = max(widths) - (0 if zero_based else 1)
+        if n_features is not None:
+            widest = int(np.argmax(widths))
+            if width > n_features:
+                raise ValueError(
+                    f"{paths[widest]}: n_features was given as {n_features}, but the file "
+                    f"has {width} features"
+                )
+            width = int(n_features)
+    if classes_given:
+        classes = summaries[0][2]
+    else:
+        classes = np.unique(np.concatenate([scan.labels for scan in scans]))
+        if all(scan.integral for scan in scans):
+            classes = classes.astype(np.int64)
+    return fmt, int(width), zero_based, classes
 
 
 def _rounded_mean(values, weights):
@@ -219,6 +338,21 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     default scheduler), and only the weights (O(n_features x n_problems) numbers)
     move, once to each worker and back from each shard per epoch. The chunks are
     persisted once at the start of :meth:`fit`.
+
+    The shards can also be files (svmlight or CSV, ``X`` a list of their paths), read
+    only on the workers, by marginkit's own readers: a first task per file scans it
+    (:class:`marginkit.streaming.FileStream`'s first pass: its rows, widest index,
+    lowest index and labels), the driver combines the scans (the widest file's
+    features; svmlight indices one-based only when no file writes an index 0, as
+    ``load_svmlight_files`` decides; the union of the labels), and each epoch every
+    file's task streams its file in chunks of ``chunk_size`` examples through the same
+    compiled pass, in file order, holding a chunk and the next one being parsed, never
+    the file. The largest norm of an instance, when the estimator needs one
+    (``fit_intercept``, and the units of the Perceptron and ROMMA), costs one more
+    pass of each file, in parallel, as it costs :func:`marginkit.streaming.fit_file`
+    one. With one file the model is bit for bit that of ``fit_file`` with the same
+    ``chunk_size``, ``max_iter`` and ``tol``; with several, that of a dask array whose
+    row chunks hold the files' rows.
 
     What is mixed:
 
@@ -372,31 +506,90 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return est
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, classes=None, callback=None):
-        """Train by iterative parameter mixing over the row chunks of ``X``.
+    def fit(
+        self,
+        X,
+        y=None,
+        *,
+        classes=None,
+        callback=None,
+        chunk_size=10000,
+        fmt=None,
+        n_features=None,
+        zero_based="auto",
+        label_column=-1,
+        skip_header=False,
+    ):
+        """Train by iterative parameter mixing over the row chunks of ``X``, or over
+        the files of a list.
 
         Parameters
         ----------
-        X : dask array of shape (n_samples, n_features)
-            Dense (numpy) or sparse (scipy.sparse CSR) chunks; each row chunk that holds
-            rows is a shard (rechunk the rows to choose the shards; column chunks are
-            joined first).
-        y : dask array or array-like of shape (n_samples,)
+        X : dask array of shape (n_samples, n_features), or list of paths
+            A dask array: dense (numpy) or sparse (scipy.sparse CSR) chunks; each row
+            chunk that holds rows is a shard (rechunk the rows to choose the shards;
+            column chunks are joined first). A list (or tuple) of paths of svmlight or
+            CSV files (compressed as :mod:`marginkit.formats` reads them): each file is
+            a shard, in list order, read only on the workers, in chunks of
+            ``chunk_size`` examples, with the labels it holds. The paths must name the
+            files where the workers run.
+        y : dask array or array-like of shape (n_samples,), or None
             The labels, aligned with X's rows (a dask array is rechunked to X's row
-            chunks when its own differ).
+            chunks when its own differ). None for files, which hold their labels.
         classes : array-like of shape (n_classes,), default=None
-            All the labels; by default those of ``y`` (computed once, on the workers).
+            All the labels; by default those of ``y`` or of the files (found once, on
+            the workers).
         callback : callable, optional
             Called as ``callback(self, epoch)`` after each epoch's mix (``epoch`` from
             0), with ``estimator_`` the mixed model so far.
+        chunk_size, fmt, n_features, zero_based, label_column, skip_header
+            Files only: how they are read, as in :func:`marginkit.streaming.fit_file`
+            and :class:`marginkit.streaming.FileStream`, for all the files together.
+            ``n_features`` is that of all the files (by default the widest file's);
+            ``zero_based="auto"`` takes svmlight indices as one-based when no file
+            writes an index 0, as ``load_svmlight_file`` does for one file holding them
+            all; ``fmt=None`` takes each file's format from its name, and the files
+            must then share one.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        FileNotFoundError
+            A path that names no file where the workers read it.
+        ValueError
+            Besides the refusals of the estimator's parameters: files of different
+            formats, of CSV files of different widths, a file that cannot be read in
+            its format (the reader's error, with the line), an empty file, an index
+            beyond ``n_features``, or a label outside ``classes``; ``y`` with files, or
+            reading options with a dask array.
         """
+        reading = {
+            "chunk_size": chunk_size,
+            "fmt": fmt,
+            "n_features": n_features,
+            "zero_based": zero_based,
+            "label_column": label_column,
+            "skip_header": skip_header,
+        }
         # a fit that fails (bad rows found on a worker, an interrupt) leaves the
         # estimator as it was
         with unchanged_on_error(self):
+            paths = _paths_of(X)
+            if paths is not None:
+                return self._fit_files(paths, y, classes, callback, reading)
+            given = [k for k, v in reading.items() if not _is_default(v, READING[k])]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} only apply when X is a list of files, not to a dask array"
+                )
+            if y is None:
+                raise ValueError(
+                    f"This {type(self).__name__} estimator requires y to be passed, but the "
+                    "target y is None."
+                )
             return self._fit(X, y, classes, callback)
 
     def _fit(self, X, y, classes, callback):
@@ -436,12 +629,58 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         est._initialise(DataSummary(X.shape[1], sp.issparse(X._meta), max_norm, None))
         template = copy.copy(est)
         del template._states
-        self._epochs(dask, est, template, xs, ys, rows, callback)
+        work = [(_shard_epoch, (xb, yb)) for xb, yb in zip(xs, ys, strict=True)]
+        self._epochs(dask, est, template, work, rows, callback)
         return self
 
-    def _epochs(self, dask, est, template, xs, ys, rows, callback):
-        """The epochs of :meth:`fit`, each a pass of every shard and a mix."""
-        n_shards, n_samples = len(xs), sum(rows)
+    def _fit_files(self, paths, y, classes, callback, reading):
+        """:meth:`fit` over file shards: a first pass of each file on the workers, the
+        combined decisions on the driver, then the epochs, each file read again."""
+        dask, _ = _dask()
+        if y is not None:
+            raise ValueError(
+                "y must be None when X is a list of files: the labels are read from the files"
+            )
+        est = self._checked_estimator()
+        given = classes is not None
+        first = dict(reading, classes=classes)
+        if not (given and reading["n_features"] is not None and reading["zero_based"] != "auto"):
+            first["n_features"] = None  # checked against all the files together, below
+        summaries = dask.compute(
+            *[dask.delayed(_file_summary, pure=False)(path, first) for path in paths]
+        )
+        fmt, width, zero_based, classes = _combined(
+            paths, summaries, reading["n_features"], reading["zero_based"], given
+        )
+        check_two_classes(classes)
+        rows = [int(scan.n_samples) for _, scan, _ in summaries]
+        # every epoch reads each file knowing all it needs: no scan
+        reading = dict(
+            reading,
+            fmt=fmt,
+            n_features=width if fmt == "svmlight" else None,
+            zero_based=zero_based,
+            classes=classes,
+        )
+
+        def max_norm(p):
+            tasks = [dask.delayed(_file_max_norm, pure=False)(path, reading, p) for path in paths]
+            return max(dask.compute(*tasks))
+
+        est.classes_ = classes
+        est.n_features_in_ = width
+        est._initialise(DataSummary(width, fmt == "svmlight", max_norm, None))
+        template = copy.copy(est)
+        del template._states
+        work = [(_file_epoch, (path, reading)) for path in paths]
+        self._epochs(dask, est, template, work, rows, callback)
+        return self
+
+    def _epochs(self, dask, est, template, work, rows, callback):
+        """The epochs of :meth:`fit`, each a pass of every shard and a mix; ``work``
+        holds each shard's ``(epoch function, its arguments after the model and the
+        states)``."""
+        n_shards, n_samples = len(work), sum(rows)
         mixed = est._states
         n_problems = len(mixed)
         fewest = np.full(n_problems, np.inf)
@@ -457,8 +696,8 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 shared_states = dask.delayed(sent, traverse=False)
                 shared_model = dask.delayed(template, traverse=False)
                 tasks = [
-                    dask.delayed(_shard_epoch)(shared_model, shared_states, xb, yb)
-                    for xb, yb in zip(xs, ys, strict=True)
+                    dask.delayed(run, pure=False)(shared_model, shared_states, *args)
+                    for run, args in work
                 ]
                 results = dask.compute(*tasks)  # in shard order
                 made = np.array(
