@@ -175,6 +175,12 @@ def test_everything_given_reads_no_first_pass_and_gives_the_same_model(threads, 
     found = make().fit(paths, chunk_size=40)
     given = make().fit(paths, chunk_size=40, classes=[-1, 1], n_features=10, zero_based=False)
     assert same_bits(found.estimator_, given.estimator_)
+    # each chunk parsed in the task's own thread: the same chunks, the same model
+    inline = make().fit(paths, chunk_size=40, prefetch=False)
+    assert same_bits(found.estimator_, inline.estimator_)
+    alma = lambda: ALMAClassifier(max_iter=2, tol=None)  # noqa: E731
+    one = [fit_file(alma(), paths[0], 40, prefetch=f) for f in (True, False)]
+    assert same_bits(*one)
     # a wider n_features than the files': the model is that wide
     wide = make().fit(paths, n_features=12)
     assert wide.n_features_in_ == 12

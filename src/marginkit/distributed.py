@@ -245,6 +245,7 @@ READING = {
     "zero_based": "auto",
     "label_column": -1,
     "skip_header": False,
+    "prefetch": True,
 }
 
 
@@ -519,6 +520,7 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         zero_based="auto",
         label_column=-1,
         skip_header=False,
+        prefetch=True,
     ):
         """Train by iterative parameter mixing over the row chunks of ``X``, or over
         the files of a list.
@@ -542,14 +544,16 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         callback : callable, optional
             Called as ``callback(self, epoch)`` after each epoch's mix (``epoch`` from
             0), with ``estimator_`` the mixed model so far.
-        chunk_size, fmt, n_features, zero_based, label_column, skip_header
+        chunk_size, fmt, n_features, zero_based, label_column, skip_header, prefetch
             Files only: how they are read, as in :func:`marginkit.streaming.fit_file`
             and :class:`marginkit.streaming.FileStream`, for all the files together.
             ``n_features`` is that of all the files (by default the widest file's);
             ``zero_based="auto"`` takes svmlight indices as one-based when no file
             writes an index 0, as ``load_svmlight_file`` does for one file holding them
             all; ``fmt=None`` takes each file's format from its name, and the files
-            must then share one.
+            must then share one. ``prefetch=True`` parses each chunk in a background
+            thread while the one before is learned (two busy threads per task);
+            False, in the task's thread, for workers that have one core each.
 
         Returns
         -------
@@ -573,6 +577,7 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             "zero_based": zero_based,
             "label_column": label_column,
             "skip_header": skip_header,
+            "prefetch": prefetch,
         }
         # a fit that fails (bad rows found on a worker, an interrupt) leaves the
         # estimator as it was

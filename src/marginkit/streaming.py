@@ -214,6 +214,11 @@ class FileStream:
         CSV: the first line names the columns.
     progress : callable, optional
         Called with the number of examples of each chunk as it is read.
+    prefetch : bool, default=True
+        Whether a pass reads and parses each chunk in a background thread while the
+        one before is used (two threads busy); False: in the caller's thread, one
+        chunk after the other (for a process that has one core to itself, such as a
+        one-thread dask worker beside as many others as there are cores).
 
     Raises
     ------
@@ -236,6 +241,7 @@ class FileStream:
         label_column=-1,
         skip_header=False,
         progress=None,
+        prefetch=True,
     ):
         self.path = Path(path)
         if not self.path.is_file():
@@ -252,6 +258,7 @@ class FileStream:
                 f"got {label_column!r}"
             )
         self.chunk_size = int(chunk_size)
+        self.prefetch = bool(prefetch)
         self.fmt = data_format(self.path, fmt)
         self.label_column = label_column
         self.skip_header = skip_header or (self.fmt == "csv" and self._has_header())
@@ -300,10 +307,10 @@ class FileStream:
             chunks.close()
         return False
 
-    def _chunks(self, raw=False, prefetch=True):
+    def _chunks(self, raw=False, prefetch=None):
         """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
         chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
-        a background thread while the one before is used."""
+        a background thread while the one before is used (None: :attr:`prefetch`)."""
         chunks = iter_chunks(
             self.path,
             self.chunk_size,
@@ -313,7 +320,7 @@ class FileStream:
             label_column=self.label_column,
             skip_header=self.skip_header,
         )
-        if prefetch:
+        if self.prefetch if prefetch is None else prefetch:
             chunks = prefetched(chunks)
         try:
             for X, y, _ in chunks:
@@ -450,8 +457,9 @@ def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **op
         made (see :func:`marginkit.tasks.passes_made` for why they stopped).
     **options
         The options of :class:`FileStream`: ``n_features``, ``classes``,
-        ``zero_based``, ``label_column``, ``skip_header`` and ``progress`` (called with
-        the number of examples of each chunk the fit's passes read). With ``classes``
+        ``zero_based``, ``label_column``, ``skip_header``, ``prefetch`` and
+        ``progress`` (called with the number of examples of each chunk the fit's
+        passes read). With ``classes``
         (and, for svmlight, ``n_features`` and ``zero_based``) given, the fit makes no
         first pass over the file: one pass an epoch is all it reads, unless it needs a
         norm or a variance (and PUMMA's ``margin_``, one pass more).
