@@ -425,7 +425,7 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     n_iter_ : int
         The epochs made.
     n_shards_ : int
-        The shards: the row chunks of X that hold rows.
+        The shards: the row chunks of X that hold rows, or the files.
     n_corrections_ : int
         Corrections over every shard, epoch and one-vs-rest problem.
     n_corrections_per_epoch_ : ndarray of shape (n_iter_, n_shards_)
