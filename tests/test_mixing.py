@@ -230,6 +230,33 @@ def test_sparse_and_multiclass_chunks_and_dask_predictions(threads):
     assert same_bits(c.estimator_, a.estimator_)
 
 
+def test_a_dask_dataframe_is_sharded_by_its_partitions(threads):
+    """A dask DataFrame (and a Series of labels) trains as the dask array whose row
+    chunks are its partitions, bit for bit, on a cluster of processes too; its
+    predictions and score come from the workers."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y = make_blobs_pm(n=600, d=6, n_classes=3, seed=4)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(6)]).assign(label=y)
+    df = dd.from_pandas(frame, npartitions=4)
+    sizes = [int(n) for n in df.map_partitions(len).compute()]
+    rows = np.cumsum([0, *sizes])
+    dX = da.concatenate([da.from_array(X[a:b]) for a, b in zip(rows[:-1], rows[1:], strict=True)])
+    make = lambda: MixingClassifier(ALMAClassifier(), max_iter=4, tol=None)  # noqa: E731
+    expected = make().fit(dX, y)
+    got = make().fit(df.drop(columns="label"), df["label"])
+    assert got.n_shards_ == 4 and same_bits(got.estimator_, expected.estimator_)
+    features = df.drop(columns="label")
+    np.testing.assert_array_equal(got.predict(features).compute(), expected.predict(X))
+    np.testing.assert_allclose(
+        got.decision_function(features).compute(), expected.decision_function(X)
+    )
+    assert got.score(features, df["label"]) == pytest.approx(expected.score(X, y))
+    with local_cluster(2):
+        on_cluster = make().fit(df.drop(columns="label"), df["label"])
+    assert same_bits(on_cluster.estimator_, expected.estimator_)
+
+
 def test_fitted_estimator_saves_loads_and_goes_on(threads, tmp_path):
     X, y = make_blobs_pm(n=400, d=8, n_classes=3, seed=5)
     clf = MixingClassifier(ALMAClassifier(p=3.0), max_iter=3, tol=None).fit(chunked(X, 100), y)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import warnings
 from numbers import Integral
 
@@ -128,6 +129,20 @@ def _is_dask(X):
     except ImportError:
         return False
     return isinstance(X, da.Array)
+
+
+def _from_frame(X, persist=False):
+    """A dask DataFrame or Series as a dask array whose chunks are its partitions, with
+    their lengths known (computed from the partitions, persisted first where
+    ``persist``); anything else as it is."""
+    frames = getattr(sys.modules.get("dask.dataframe"), "DataFrame", None)
+    if frames is None:
+        return X
+    import dask.dataframe as dd
+
+    if isinstance(X, dd.DataFrame | dd.Series):
+        return (X.persist() if persist else X).to_dask_array(lengths=True)
+    return X
 
 
 def _why_not_mixed(est):
@@ -527,15 +542,17 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : dask array of shape (n_samples, n_features), or list of paths
+        X : dask array or DataFrame of shape (n_samples, n_features), or list of paths
             A dask array: dense (numpy) or sparse (scipy.sparse CSR) chunks; each row
             chunk that holds rows is a shard (rechunk the rows to choose the shards;
-            column chunks are joined first). A list (or tuple) of paths of svmlight or
+            column chunks are joined first). A dask DataFrame of numeric columns: each
+            partition is a shard (persisted, then read as a dask array of the same
+            rows). A list (or tuple) of paths of svmlight or
             CSV files (compressed as :mod:`marginkit.formats` reads them): each file is
             a shard, in list order, read only on the workers, in chunks of
             ``chunk_size`` examples, with the labels it holds. The paths must name the
             files where the workers run.
-        y : dask array or array-like of shape (n_samples,), or None
+        y : dask array or Series, or array-like of shape (n_samples,), or None
             The labels, aligned with X's rows (a dask array is rechunked to X's row
             chunks when its own differ). None for files, which hold their labels.
         classes : array-like of shape (n_classes,), default=None
@@ -585,6 +602,8 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             paths = _paths_of(X)
             if paths is not None:
                 return self._fit_files(paths, y, classes, callback, reading)
+            # a dask DataFrame's partitions are the shards; persisted once, as an array's
+            X, y = _from_frame(X, persist=True), _from_frame(y, persist=True)
             given = [k for k, v in reading.items() if not _is_default(v, READING[k])]
             if given:
                 raise ValueError(
@@ -771,11 +790,13 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Class labels of ``estimator_``; lazily, as a dask array, for a dask array."""
         check_is_fitted(self)
+        X = _from_frame(X)
         return predict(self.estimator_, X) if _is_dask(X) else self.estimator_.predict(X)
 
     def decision_function(self, X):
         """Scores of ``estimator_``; lazily, as a dask array, for a dask array."""
         check_is_fitted(self)
+        X = _from_frame(X)
         if _is_dask(X):
             return decision_function(self.estimator_, X)
         return self.estimator_.decision_function(X)
@@ -783,6 +804,7 @@ class MixingClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of ``estimator_`` (computed, for dask arrays, on the workers)."""
         check_is_fitted(self)
+        X, y = _from_frame(X), _from_frame(y)
         if _is_dask(X) and sample_weight is None:
             return 1.0 - evaluate(self.estimator_, X, y)["error"]
         return super().score(X, y, sample_weight=sample_weight)
