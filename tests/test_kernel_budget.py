@@ -280,22 +280,22 @@ def test_a_rule_changed_between_calls_takes_effect():
     est.set_params(budget_rule="merge").partial_fit(X[300:600], y[300:600])
     assert est.support_vectors_.shape[0] <= 20
     est.set_params(budget_rule="project_new").partial_fit(X[600:750], y[600:750])
-    assert "_kept_factor" in vars(est._kstate)
+    assert "_kept_inverse" in vars(est._kstate)
     first = est.support_vectors_[:19].copy()
     est.partial_fit(X[750:], y[750:])
     np.testing.assert_array_equal(est.support_vectors_[:19], first)
     # a step of another rule changes the first vectors: their inverse goes
     est.set_params(budget_rule="project").partial_fit(X[:300], y[:300])
-    assert "_kept_factor" not in vars(est._kstate)
+    assert "_kept_inverse" not in vars(est._kstate)
     assert est.support_vectors_.shape[0] <= 20
 
 
 @pytest.mark.parametrize("name", ["alma", "romma"])
 def test_project_new_keeps_the_first_vectors_stored(name):
     """``"project_new"`` keeps the first ``budget - step`` vectors the exact run stores,
-    in their order, for the whole stream; the Cholesky factor of their Gram matrix is
-    made once, from them alone, and carried from one call to the next, equal to the
-    one made anew; a saved model does not hold it."""
+    in their order, for the whole stream; the inverse of their Gram matrix is made
+    once, from them alone, and carried from one call to the next, equal to the one
+    made anew; a saved model does not hold it."""
     from marginkit._core import budget
 
     cls, params, _ = ESTIMATORS[name]
@@ -307,7 +307,7 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     carried = []
     for lo in range(0, 1200, 200):
         est.partial_fit(X[lo : lo + 200], y[lo : lo + 200], classes=[0, 1, 2])
-        carried.append(vars(est._kstate).get("_kept_factor"))
+        carried.append(vars(est._kstate).get("_kept_inverse"))
     assert est.n_corrections_ > 4 * 60
     assert target <= est.support_vectors_.shape[0] <= 60
     np.testing.assert_array_equal(est.support_[:target], exact.support_[:target])
@@ -316,12 +316,10 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     assert len(made) >= 4 and all(c is made[0] for c in made)
     state = est._kstate
     K = budget.gram(state, state.backend, hi=target)
-    F, eps = budget.ridge_cholesky(K)
-    assert made[0].eps == eps and made[0].F.shape == (target, target)
-    np.testing.assert_array_equal(np.tril(made[0].F), np.tril(F))
-    L = np.tril(F)
-    np.testing.assert_allclose(L @ L.T, K + eps * np.eye(target), rtol=0, atol=1e-12)
-    assert "_kept_factor" not in state.__getstate__()
+    Kinv, eps = budget.ridge_inverse(K)
+    np.testing.assert_array_equal(made[0].K, K)
+    np.testing.assert_array_equal(made[0].Kinv, Kinv)
+    assert "_kept_inverse" not in state.__getstate__()
 
 
 @pytest.mark.parametrize("rule", ["project", "project_new"])
@@ -384,13 +382,13 @@ def test_a_failed_partial_fit_leaves_nothing_to_the_next(rule):
 
     kw = {"kernel": kernel, "budget": 60, "block_size": 16, "max_iter": 1, "tol": None}
     est = KernelALMAClassifier(budget_rule=rule, **kw).fit(X[:40], y[:40])
-    assert not {"_inverse", "_kept_factor"} & set(vars(est._kstate))
+    assert not {"_inverse", "_kept_inverse"} & set(vars(est._kstate))
     twin = copy.deepcopy(est)
     calls["left"] = 30
     with pytest.raises(RuntimeError, match="stop"):
         est.partial_fit(X[40:600], y[40:600])
     calls["left"] = None
-    assert not {"_inverse", "_kept_factor"} & set(vars(est._kstate))
+    assert not {"_inverse", "_kept_inverse"} & set(vars(est._kstate))
     est.partial_fit(X[40:600], y[40:600])
     twin.partial_fit(X[40:600], y[40:600])
     np.testing.assert_array_equal(est.decision_function(X), twin.decision_function(X))

@@ -35,9 +35,8 @@ problem. When a correction fills it, one maintenance step brings it down to
     store is full this is Orabona, Keshet and Caputo's Projectron with no insertion
     (every correction projected onto a fixed set), except that the ``step`` latest
     corrections of the stream act exactly until the next step projects them. The
-    vectors kept never change, so the Cholesky factor of their Gram matrix is computed
-    once and kept (from one call of ``partial_fit`` to the next as well: ``size^2``
-    numbers), and a step costs
+    vectors kept never change, so the inverse of their Gram matrix is computed once and
+    kept (from one call of ``partial_fit`` to the next as well), and a step costs
     ``O(size^2 C + size step d')`` (``C``: the problems), against ``"project"``'s
     ``O(size^2 step)``. The vectors it keeps are the first corrections of the stream,
     a sample of them, where ``"project"`` keeps those of most loss. On 400 000 noisy
@@ -216,40 +215,20 @@ def _small_on_one_thread(fn):
     return run
 
 
-def _ridged(K, then=None):
-    """``(F, eps)``: the lower Cholesky factor F of ``K + eps I`` (``eps``: :data:`RIDGE`
-    times the mean diagonal, ten times more until the factorisation, and ``then(F)``
-    where given, succeed), or ``then(F)``'s result. F's upper triangle holds what
-    LAPACK left there; only its lower one is the factor."""
+@_small_on_one_thread
+def ridge_inverse(K):
+    """``(Kinv, eps)``: the inverse of ``K + eps I`` (``eps``: :data:`RIDGE` times the
+    mean diagonal, ten times more until Cholesky's factorisation succeeds)."""
     m = K.shape[0]
     eps = RIDGE * max(float(np.mean(np.diag(K))), np.finfo(float).tiny)
     for _ in range(12):
-        ridged = K.copy()
-        ridged[np.diag_indices(m)] += eps
-        F, info = sl.lapack.dpotrf(ridged, lower=1, overwrite_a=1)
+        L, info = sl.lapack.dpotrf(K + eps * np.eye(m), lower=1)
         if info == 0:
-            out = F if then is None else then(F)
-            if out is not None:
-                return out, eps
+            inv, info = sl.lapack.dpotri(L, lower=1, overwrite_c=1)
+            if info == 0:
+                return _symmetric(inv), eps
         eps *= 10.0
     raise np.linalg.LinAlgError("the Gram matrix of the support vectors is not positive")
-
-
-def _inverted(F):
-    inv, info = sl.lapack.dpotri(F, lower=1, overwrite_c=1)
-    return _symmetric(inv) if info == 0 else None
-
-
-@_small_on_one_thread
-def ridge_inverse(K):
-    """``(Kinv, eps)``: the inverse of ``K + eps I`` (:func:`_ridged`)."""
-    return _ridged(K, _inverted)
-
-
-@_small_on_one_thread
-def ridge_cholesky(K):
-    """``(F, eps)``: the lower Cholesky factor of ``K + eps I`` (:func:`_ridged`)."""
-    return _ridged(K)
 
 
 def _symmetric(lower):
@@ -324,26 +303,25 @@ def maintain(state, budget, backend):
     if state.m <= target:
         state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
         return
-    if budget.rule == "project_new":
-        sq = project_new(state, target, backend)
-    else:
-        state.__dict__.pop("_kept_factor", None)  # the first vectors may change
-        inverse = None
-        if budget.rule == "merge":
-            state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
-            K = merge(state, gram(state, backend), state.m - target, backend)
-            if state.m > target:
-                inverse = factorised(state, backend, K)
-        else:
-            inverse = store_inverse(state, backend)
-            K = inverse.K
+    inverse = None
+    if budget.rule != "project_new":
+        state.__dict__.pop("_kept_inverse", None)  # the first vectors may change
+    if budget.rule == "merge":
+        state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
+        K = merge(state, gram(state, backend), state.m - target, backend)
         if state.m > target:
-            # the projection, or what no merge could take (vectors whose kernel values
-            # with every other are 0: no vector between two of them keeps anything)
-            K = project(state, inverse, state.m - target)
-        sq = squared_norms(state.A[: state.m], K)
+            inverse = factorised(state, backend, K)
+    elif budget.rule == "project_new":
+        K = project_new(state, target, backend)
+    else:
+        inverse = store_inverse(state, backend)
+        K = inverse.K
+    if state.m > target:
+        # the projection, or what no merge could take (vectors whose kernel values
+        # with every other are 0: no vector between two of them keeps anything)
+        K = project(state, inverse, state.m - target)
     # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2)
-    state.norm2[:] = state.s**2 * np.maximum(sq, 0.0)
+    state.norm2[:] = state.s**2 * np.maximum(squared_norms(state.A[: state.m], K), 0.0)
     state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
     state.n_last = 0
     state.coefficients_changed()
@@ -383,43 +361,34 @@ def project(state, inverse, r):
     return K_S
 
 
-#: What ``"project_new"`` keeps from step to step (``state._kept_factor``): the lower
-#: Cholesky factor ``F`` of ``K + eps I``, ``K`` the Gram matrix of the vectors kept
-#: (``budget**2`` numbers: the inverse and the matrix itself are not kept), ``eps``,
-#: and the fingerprint of their rows.
-Kept = namedtuple("Kept", ["F", "eps", "rows"])
-
-
 def project_new(state, target, backend):
     """Project the vectors stored after the first ``target`` onto those (module
-    docstring), and cut the store to them; returns the squared norms of the problems'
-    hypotheses over the vectors kept (``A . K A`` of each column of ``state.A``).
+    docstring), and cut the store to them; returns their Gram matrix.
 
-    The first ``target`` vectors never change under this rule, so the Cholesky factor
-    of their Gram matrix is kept (:data:`Kept`) from step to step and from one call to
-    the next; it is made from those vectors alone, so that one made anew (a model
-    loaded, a fit resumed from a checkpoint: it is not saved) is the same to the bit.
-    Any other rule's step drops it (:func:`maintain`)."""
-    kept = state.__dict__.get("_kept_factor")
+    The first ``target`` vectors never change under this rule, so the inverse of their
+    Gram matrix is kept (``state._kept_inverse``, :data:`Inverse`) from step to step
+    and from one call to the next; it is made from those vectors alone, so that one
+    made anew (a model loaded, a fit resumed from a checkpoint: it is not saved) is
+    the same to the bit. Any other rule's step drops it (:func:`maintain`)."""
+    kept = state.__dict__.get("_kept_inverse")
     if (
         kept is None
-        or kept.F.shape[0] != target
+        or kept.K.shape[0] != target
         or not np.array_equal(kept.rows, fingerprint(state, target))
     ):
-        F, eps = ridge_cholesky(gram(state, backend, hi=target))
-        kept = state._kept_factor = Kept(F, eps, fingerprint(state, target))
+        K = gram(state, backend, hi=target)
+        Kinv, eps = ridge_inverse(K)
+        kept = Inverse(K, Kinv, eps, 0, fingerprint(state, target), residual(K, Kinv, eps))
+        state._kept_inverse = kept
     m = state.m
     K_RS = gram(state, backend, target)[:, :target]
     coef = np.hstack([state.A[target:m], state.acc[target:m]])
-    moved = sl.cho_solve((kept.F, True), K_RS.T @ coef, check_finite=False)
+    moved = kept.Kinv @ (K_RS.T @ coef)
     C = state.n_problems
     state.A[:target] += moved[:, :C]
     state.acc[:target] += moved[:, C:]
     keep_rows(state, np.arange(target))
-    # A . K A = ||F^T A||^2 - eps ||A||^2, F^T A from F's lower triangle alone
-    A = state.A[:target]
-    FA = sl.blas.dtrmm(1.0, kept.F, A, side=0, lower=1, trans_a=1)
-    return np.einsum("jc,jc->c", FA, FA) - kept.eps * np.einsum("jc,jc->c", A, A)
+    return kept.K
 
 
 def merge(state, K, r, backend):

@@ -687,7 +687,7 @@ def trimmed(obj, rows, names):
     state.pop("_mirror", None)
     # a budget's inverses (marginkit._core.budget), made anew
     state.pop("_inverse", None)
-    state.pop("_kept_factor", None)
+    state.pop("_kept_inverse", None)
     for name in names:
         if state.get(name) is not None:
             state[name] = state[name][:rows].copy()
@@ -1067,8 +1067,8 @@ class KernelState(Stored):
     def to(self, backend):
         """The support vectors on ``backend`` (where the next call's products are made)."""
         if not backend.same(self.store.backend):
-            # a budget's kept factor is made from the products of the store's backend
-            self.__dict__.pop("_kept_factor", None)
+            # a budget's kept inverse is made from the products of the store's backend
+            self.__dict__.pop("_kept_inverse", None)
         self.store.to(backend)
         return self
 
