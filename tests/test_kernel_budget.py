@@ -339,10 +339,9 @@ def test_saved_and_loaded(tmp_path, fmt, rule):
     assert back.support_vectors_.shape[0] <= 25
 
 
-def test_interrupted_partial_fit_leaves_the_model_as_it_was():
-    """A maintenance step replaces the store's arrays: a partial_fit that fails after
-    one still puts the model back as it was before the call."""
-    X, y = noisy(n=600)
+def failing_rbf(gamma):
+    """A callable Gaussian kernel that raises RuntimeError("stop") once it has been
+    called ``calls["left"]`` more times (never while that is None), and ``calls``."""
     calls = {"left": None}
 
     def kernel(A, B):
@@ -350,8 +349,16 @@ def test_interrupted_partial_fit_leaves_the_model_as_it_was():
             calls["left"] -= 1
             if calls["left"] < 0:
                 raise RuntimeError("stop")
-        return np.exp(-0.3 * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+        return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
 
+    return kernel, calls
+
+
+def test_interrupted_partial_fit_leaves_the_model_as_it_was():
+    """A maintenance step replaces the store's arrays: a partial_fit that fails after
+    one still puts the model back as it was before the call."""
+    X, y = noisy(n=600)
+    kernel, calls = failing_rbf(0.3)
     est = KernelALMAClassifier(kernel=kernel, budget=20, block_size=16).fit(X[:200], y[:200])
     before = est.decision_function(X)
     sv = est.support_vectors_.copy()
@@ -371,15 +378,7 @@ def test_a_failed_partial_fit_leaves_nothing_to_the_next(rule):
     after several: the inverse the steps carried is gone with them, and the next call
     makes the model of a copy that never saw the failed one."""
     X, y = noisy(n=800, d=5, seed=0)
-    calls = {"left": None}
-
-    def kernel(A, B):
-        if calls["left"] is not None:
-            calls["left"] -= 1
-            if calls["left"] < 0:
-                raise RuntimeError("stop")
-        return np.exp(-((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
-
+    kernel, calls = failing_rbf(1.0)
     kw = {"kernel": kernel, "budget": 60, "block_size": 16, "max_iter": 1, "tol": None}
     est = KernelALMAClassifier(budget_rule=rule, **kw).fit(X[:40], y[:40])
     assert not {"_inverse", "_kept_inverse"} & set(vars(est._kstate))
