@@ -134,13 +134,10 @@ def _is_dask(X):
 def _from_frame(X, persist=False):
     """A dask DataFrame or Series as a dask array whose chunks are its partitions, with
     their lengths known (computed from the partitions, persisted first where
-    ``persist``); anything else as it is."""
-    frames = getattr(sys.modules.get("dask.dataframe"), "DataFrame", None)
-    if frames is None:
-        return X
-    import dask.dataframe as dd
-
-    if isinstance(X, dd.DataFrame | dd.Series):
+    ``persist``); anything else as it is. (A frame exists only once dask.dataframe is
+    imported: it is not imported here for nothing.)"""
+    dd = sys.modules.get("dask.dataframe")
+    if dd is not None and isinstance(X, dd.DataFrame | dd.Series):
         return (X.persist() if persist else X).to_dask_array(lengths=True)
     return X
 
