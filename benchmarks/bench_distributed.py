@@ -94,6 +94,16 @@ def state_bytes(est):
     return len(pickle.dumps(est._states, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def _loaded(part, loader, data_dir):
+    """``loader(data_dir)``, or None with the part said skipped where the files are not
+    there."""
+    try:
+        return loader(data_dir)
+    except (FileNotFoundError, OSError) as exc:
+        print(f"\n## {part}: skipped ({exc})")
+        return None
+
+
 def _curve(errors):
     return " | ".join(f"{100 * e:.2f}" for e in errors)
 
@@ -105,11 +115,10 @@ def run_a9a(args, client):
     from marginkit.datasets import load_adult
     from marginkit.distributed import MixingClassifier
 
-    try:
-        X, y, X_test, y_test = load_adult(args.data_dir)
-    except (FileNotFoundError, OSError) as exc:
-        print(f"\n## a9a: skipped ({exc})")
+    data = _loaded("a9a", load_adult, args.data_dir)
+    if data is None:
         return
+    X, y, X_test, y_test = data
     order = np.random.default_rng(0).permutation(X.shape[0])  # one shuffle, then fixed
     X, y = X[order], y[order]
     n = X.shape[0]
@@ -193,11 +202,10 @@ def run_mnist(args, client):
     from marginkit import ALMAClassifier, PerceptronClassifier
     from marginkit.datasets import load_mnist
 
-    try:
-        X, y, X_test, y_test = load_mnist(args.data_dir)
-    except (FileNotFoundError, OSError) as exc:
-        print(f"\n## mnist: skipped ({exc})")
+    data = _loaded("mnist", load_mnist, args.data_dir)
+    if data is None:
         return
+    X, y, X_test, y_test = data
     X, X_test = np.asarray(X, dtype=np.float64) / 255.0, np.asarray(X_test, np.float64) / 255.0
     order = np.random.default_rng(0).permutation(X.shape[0])  # one shuffle, then fixed
     X, y = X[order], y[order]
