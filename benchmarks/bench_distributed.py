@@ -75,6 +75,10 @@ STREAM_TARGET = 0.7  # a mixed epoch over 2 files on 2 workers, against the seri
 STREAM_GROUPS = [22, 17, 16, 14, 12, 11, 10, 9, 9, 8, 7, 6, 5, 4]  # 150 one-hot features
 STREAM_BLOCK = 500_000
 STREAM_CHUNK = 100_000
+#: bench_kernel_mnist.py's model: kernel ALMA_2(1.0), the last hypothesis of one epoch
+KERNEL_MNIST = {"kernel": "poly", "degree": 4, "gamma": 1.0 / 255.0, "coef0": 1.0}
+KERNEL_MNIST.update(alpha=1.0, max_iter=1, output="last")
+KERNEL_TARGET = 1.3  # the sharded fit on 2 workers, against one process on 2 cores
 
 
 def models():
@@ -496,10 +500,104 @@ def run_stream(args, client):
         print(f"worst mixed / serial epoch: {ratio:.2f} (the target is for 2 files, 2 workers)")
 
 
+def _kernel_fit(make, X, y, shards, client):
+    """(fitted estimator, wall seconds, the ShardedKernelClassifier or None): the
+    one-process fit (``shards`` 0) or the sharded one on ``client``'s workers."""
+    from marginkit.distributed import ShardedKernelClassifier
+
+    start = time.perf_counter()
+    if shards == 0:
+        est = make().fit(X, y)
+        return est, time.perf_counter() - start, None
+    with client.as_current():
+        clf = ShardedKernelClassifier(make(), n_shards=shards).fit(X, y)
+    return clf.estimator_, time.perf_counter() - start, clf
+
+
+def run_kernel(args, _client):
+    """Exact kernel ALMA_2 on MNIST, the support vectors sharded over ``w`` worker
+    processes (one BLAS thread each), against the one-process fit with ``w`` BLAS
+    threads: the same cores."""
+    import numpy as np
+    from distributed import Client, LocalCluster
+    from threadpoolctl import threadpool_limits
+
+    from marginkit import KernelALMAClassifier
+    from marginkit.datasets import load_mnist
+
+    data = _loaded("kernel", load_mnist, args.data_dir)
+    if data is None:
+        return
+    X, y, X_test, y_test = data
+    perm = np.random.default_rng(0).permutation(X.shape[0])[: args.kernel_rows]
+    X, y = np.asarray(X[perm], dtype=np.float64), y[perm]
+    X_test = np.asarray(X_test, dtype=np.float64)
+    params = dict(KERNEL_MNIST, block_size=args.kernel_block)
+
+    def make():
+        return KernelALMAClassifier(**params)
+
+    print(
+        f"\n## kernel: exact kernel ALMA_2(1.0) on MNIST, {X.shape[0]} rows, one epoch, "
+        f"block {args.kernel_block}, the last hypothesis; {params['kernel']} kernel of "
+        f"degree {params['degree']}\n"
+    )
+    print(
+        "| workers | one process (s) | sharded (s) | sharded / one | corrections, one / "
+        "sharded | same support vectors | largest coefficient difference | test error (%) "
+        "| MB sent / received | per-block overhead (ms) |"
+    )
+    print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: |")
+    verdicts = []
+    warm = slice(0, 3 * args.kernel_block)
+    for workers in args.kernel_workers:
+        with (
+            LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+            ) as cluster,
+            Client(cluster) as client,
+            threadpool_limits(limits=workers, user_api="blas"),
+        ):
+            _kernel_fit(make, X[warm], y[warm], workers, client)  # the workers' compiled code
+            _kernel_fit(make, X[warm], y[warm], 0, client)
+            one, t_one, _ = _kernel_fit(make, X, y, 0, client)
+            est, t_sharded, clf = _kernel_fit(make, X, y, workers, client)
+        same = bool(
+            one.n_corrections_ == est.n_corrections_ and np.array_equal(one.support_, est.support_)
+        )
+        diff = float(np.abs(one.dual_coef_ - est.dual_coef_).max()) if same else float("nan")
+        blocks = -(-X.shape[0] // args.kernel_block)
+        err = 100 * (1.0 - est.score(X_test, y_test))
+        ratio = t_sharded / t_one
+        print(
+            f"| {workers} | {t_one:.1f} | {t_sharded:.1f} | {ratio:.2f} | "
+            f"{one.n_corrections_} / {est.n_corrections_} | {same} | {diff:.1e} | {err:.2f} | "
+            f"{clf.bytes_sent_ / 1e6:.0f} / {clf.bytes_received_ / 1e6:.1f} | "
+            f"{1000 * (t_sharded - t_one) / blocks:.0f} |",
+            flush=True,
+        )
+        if workers == 2:
+            ok = same and ratio <= KERNEL_TARGET
+            verdicts.append(
+                f"  2 workers: the one-process corrections and at most {KERNEL_TARGET}x its "
+                f"wall time? {'PASS' if ok else 'MISS'} ({ratio:.2f}x, same corrections: "
+                f"{same})"
+            )
+    if verdicts:
+        print("\ntargets:")
+        print("\n".join(verdicts))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--part", choices=["a9a", "mnist", "separable", "dense", "stream", "all"], default="all"
+        "--part",
+        choices=["a9a", "mnist", "separable", "dense", "stream", "kernel", "all"],
+        default="all",
     )
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
@@ -507,6 +605,9 @@ def main(argv=None):
     parser.add_argument("--stream-rows", type=int, default=10_000_000)
     parser.add_argument("--stream-files", type=int, default=2)
     parser.add_argument("--stream-dir", default=None)
+    parser.add_argument("--kernel-rows", type=int, default=60000)
+    parser.add_argument("--kernel-block", type=int, default=1024)
+    parser.add_argument("--kernel-workers", type=int, nargs="+", default=[2])
     args = parser.parse_args(argv)
     if args.epochs < 1 or args.workers < 1:
         parser.error("--epochs and --workers are at least 1")
@@ -557,6 +658,8 @@ def main(argv=None):
             run_dense(args, client)
         if args.part in ("stream", "all"):
             run_stream(args, client)
+        if args.part in ("kernel", "all"):
+            run_kernel(args, client)
     print(f"\nwall time {time.perf_counter() - start:.0f} s")
     return 0
 

@@ -462,7 +462,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         r = self._progress_of(resume)
         params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
         params["budget"] = self._budget()
-        with self._progress(n * len(orders), "example") as bar:
+        with self._progress(n * len(orders), "example") as bar, self._sharded(state):
             for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]
                 while lo < n:
@@ -478,6 +478,22 @@ class KernelOnlineClassifier(OnlineClassifier):
             ended_early(bar, (len(orders) - r["epoch"]) * n)
         state.n_seen += n
         return r
+
+    @contextlib.contextmanager
+    def _sharded(self, state):
+        """The stored vectors sharded over a cluster for the blocks within, where
+        :class:`marginkit.distributed.ShardedKernelClassifier` set ``_shards`` (a
+        :class:`marginkit._core.shards.Sharded`): the margin products are made there."""
+        shards = self.__dict__.get("_shards")
+        if shards is None:
+            yield
+            return
+        shards.start(state)
+        state.remote = shards
+        try:
+            yield
+        finally:
+            del state.remote
 
     def _stream_pass(self, stream):
         # support indices count the rows of the data, as in fit: each epoch starts at

@@ -682,9 +682,11 @@ class Ordered:
 def trimmed(obj, rows, names):
     """``obj.__dict__`` with the arrays ``names`` cut to their first ``rows`` rows, and
     ``hcount`` to ``rows + 1``: what a growing per-support-vector state has used. The
-    coefficients' copy on a device (:class:`Coefficients`) is not saved."""
+    coefficients' copy on a device (:class:`Coefficients`) and the shards of a fit on a
+    cluster (``remote``, :mod:`marginkit._core.shards`) are not saved."""
     state = dict(obj.__dict__)
     state.pop("_mirror", None)
+    state.pop("remote", None)
     # a budget's inverses (marginkit._core.budget), made anew
     state.pop("_inverse", None)
     state.pop("_kept_inverse", None)
@@ -1185,10 +1187,7 @@ class KernelState(Stored):
 
     def block_rows(self, block, lo, hi, backend):
         """K_hat of the block ``(X, inv, sq)`` against support vectors lo..hi-1."""
-        X, inv_x, sq_x = block
-        inv, sq = self.store.norms(lo, hi)
-        sq = sq if self.kernel.needs_norms else None
-        return self.kernel.normalised(X, self.store.view(lo, hi), inv_x, inv, sq_x, sq, backend)
+        return store_rows(self.kernel, self.store, block, lo, hi, backend)
 
     def kernel_rows(self, data, max_elems=1 << 24):
         """Yield ``(lo, hi, K_hat(X[lo:hi], SV))`` in chunks of at most ``max_elems``."""
@@ -1207,6 +1206,15 @@ class KernelState(Stored):
         if output == "voted" and self.budgeted:
             raise ValueError(NO_VOTE)
         return outputs(self, data, output, lambda out: (self.coefficients(out), None), None)
+
+
+def store_rows(kernel, store, block, lo, hi, backend):
+    """K_hat of the block ``(X, inv, sq)`` against the rows of entries lo..hi-1 of
+    ``store`` (:class:`RowStore`)."""
+    X, inv_x, sq_x = block
+    inv, sq = store.norms(lo, hi)
+    sq = sq if kernel.needs_norms else None
+    return kernel.normalised(X, store.view(lo, hi), inv_x, inv, sq_x, sq, backend)
 
 
 def outputs(state, data, output, coefficients, beta):
@@ -1258,10 +1266,17 @@ def margin_products(state, block, b, plan, backend, multiply=True):
     entries each). Reads the state only below the plan's end, so that the products of
     the next block can be made while the walk appends. Without ``multiply``, the
     kernel rows themselves (before :func:`zeroed`), for one product later.
+
+    A state whose stored vectors are sharded over a cluster (``state.remote``, a
+    :class:`marginkit._core.shards.Sharded`) has its margin sums made there.
     """
     first, col0, hi, A = plan
     if hi <= col0:
         return None, 0
+    remote = state.__dict__.get("remote")
+    if remote is not None and multiply:
+        # the stored vectors' rows sharded over a cluster (marginkit._core.shards)
+        return remote.margin_products(state, block, plan), state._evals * b * (hi - col0)
     K = state.block_rows(block, col0, hi, backend)
     evals = state._evals * b * (hi - col0)
     if not multiply:
@@ -1329,7 +1344,11 @@ class Ahead:
         self.split = split
         self.version = coef.version
         self.plan = margins_plan(state, rows, coef, cache, 0, self.split)
-        args = (state, data, lo, hi, self.plan, prev)
+        rest = None
+        if now and state.__dict__.get("remote") is not None:
+            # the sums over the vectors the block before stored, in the same calls
+            rest = margins_plan(state, rows, coef, cache, split, state.m)
+        args = (state, data, lo, hi, self.plan, prev, rest)
         if now or data.backend.queued or not OVERLAP:
             self.future, self.done = None, products(*args)
         else:
@@ -1345,7 +1364,8 @@ class Ahead:
         ``extra(block)`` makes on the backend (brought in the same transfer), and the
         kernel entries all but those took. ``made``: the rows of the block before that
         stored its vectors (where its kernel rows against that block find them)."""
-        Xb, inv_b, block, F, G, evals = self.done if self.future is None else self.future.result()
+        done = self.done if self.future is None else self.future.result()
+        Xb, inv_b, block, F, G, evals, rest = done
         bk = data.backend
         b = self.rows.shape[0]
         more = [] if extra is None else extra(block)
@@ -1370,7 +1390,11 @@ class Ahead:
             evals = evals_F + b * width
         else:
             F = walk_sums(F, self.rows, state.n_problems, self.plan, cache)
-        if last is None:
+        if last is None and rest is not None:
+            # made with the block's other products (marginkit._core.shards)
+            last = walk_sums(rest[0], self.rows, state.n_problems)
+            evals += rest[1]
+        elif last is None:
             # the vectors the block before stored (the cache's sums are in the first term)
             plan = margins_plan(state, self.rows, coef, cache, self.split, m)
             last, evals_last = block_margins(state, block, self.rows, plan, cache, bk, False)
@@ -1417,12 +1441,18 @@ def _configured(config, fn, *args):
         return fn(*args)
 
 
-def products(state, data, lo, hi, plan, prev=None):
+def products(state, data, lo, hi, plan, prev=None, rest=None):
     """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
     sums over the vectors of ``plan`` (None when it has none; with ``state._one_sum``
     their kernel rows against those instead), their kernel rows against themselves
     followed by those against ``prev`` (the block before, as ``(X, inv, sq)``, when
-    given), and the kernel entries they took.
+    given), the kernel entries they took, and None.
+
+    A state whose stored vectors are sharded over a cluster (``state.remote``,
+    :class:`marginkit._core.shards.Sharded`) has the sums made there, and, with
+    ``rest`` (a second plan: the vectors the block before stored), their sums over
+    those in the same calls, last in the tuple as ``(sums or None, kernel entries)``
+    (the walk adds the two as it does those made by two calls).
 
     With ``prev`` (a device, whose queue runs in order) all of these are one product:
     the block and the block before are written after the stored vectors
@@ -1432,10 +1462,16 @@ def products(state, data, lo, hi, plan, prev=None):
     Xb, inv_b, inv_bd, sq_bd = data.block(lo, hi)
     block = (Xb, inv_bd, sq_bd)
     b = hi - lo
+    remote = state.__dict__.get("remote")
+    if remote is not None:
+        F, G, F_rest = remote.products(state, block, plan, rest)
+        evals = state._evals * b * max(0, plan[2] - plan[1]) + b * b
+        last = None if rest is None else (F_rest, state._evals * b * max(0, rest[2] - rest[1]))
+        return Xb, inv_b, block, F, G, evals, last
     if prev is None:
         F, evals = margin_products(state, block, b, plan, bk, not state._one_sum)
         G = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
-        return Xb, inv_b, block, F, G, evals + b * b
+        return Xb, inv_b, block, F, G, evals + b * b, None
     first, col0, split, A = plan
     col0 = min(col0, split)  # past the stored vectors when every row has seen them all
     B, inv_B, sq_B = state.store.beside([block, prev], col0)
@@ -1445,7 +1481,7 @@ def products(state, data, lo, hi, plan, prev=None):
     F = None
     if n_sv:
         F = zeroed(K[:, :n_sv], first, col0, bk) @ A
-    return Xb, inv_b, block, F, K[:, n_sv:], b * K.shape[1]
+    return Xb, inv_b, block, F, K[:, n_sv:], b * K.shape[1], None
 
 
 def cross_margins(state, cross, made, rows, cache, lo, hi, coef, backend):
