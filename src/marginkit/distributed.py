@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import os
+import socket
 import sys
 import warnings
 from numbers import Integral
@@ -840,6 +841,18 @@ def _client(who):
         ) from exc
 
 
+def _cores_left(workers):
+    """The cores of this machine that the threads of the cluster's workers on it (of
+    ``workers``, the scheduler's records) leave, at least one."""
+    import psutil
+
+    here = {"127.0.0.1", "::1", "localhost", socket.gethostname()}
+    for addresses in psutil.net_if_addrs().values():
+        here.update(a.address for a in addresses)
+    busy = sum(w.get("nthreads", 1) for w in workers.values() if w.get("host") in here)
+    return max(1, (os.cpu_count() or 1) - busy)
+
+
 class _Spawn:
     """Makes shard number s (:class:`marginkit._core.shards.Shard`) as a dask actor on
     the s-th worker of the cluster, cycling, or on any other where that one is gone."""
@@ -1008,12 +1021,12 @@ class ShardedKernelClassifier(_Wrapper):
     def _shards(self, est):
         """A :class:`marginkit._core.shards.Sharded` on the active client's workers."""
         client = _client(type(self).__name__)
-        workers = sorted(client.scheduler_info(n_workers=-1)["workers"])
+        workers = client.scheduler_info(n_workers=-1)["workers"]
         if not workers:
             raise ValueError(f"{type(self).__name__} found no worker in the dask cluster.")
         n = len(workers) if self.n_shards is None else self.n_shards
-        spawn = _Spawn(client, workers)
-        return Sharded(spawn, n, spawn.lost)
+        spawn = _Spawn(client, sorted(workers))
+        return Sharded(spawn, n, spawn.lost, _cores_left(workers))
 
     def _call(self, est, method, *args, **kwargs):
         """``est.method(*args, **kwargs)`` with its margin products on the shards."""

@@ -8,20 +8,21 @@ walk. :class:`Sharded` takes the first step to a cluster: the rows of the stored
 vectors are split over ``n_shards`` workers (:class:`Shard`, one process each, a Dask
 actor), each block goes to the shards that hold vectors its sums need, each returns
 its ``b x C`` partial sums, and the driver adds them in the order of the shards. The
-block's Gram is made on the driver while the shards work (on one BLAS thread: the
-helper threads of OpenBLAS wait for work spinning, and would take the shards' cores),
+block's Gram is made on the driver while the shards work (on the cores the shards on
+its machine leave, at least one: the helper threads of OpenBLAS wait for work
+spinning, and would take the shards' cores),
 and the walk stays there, with the model whole (a shard's rows are a copy of the
 driver's): the decisions are those of the one-process engine, only the order of the
 floating-point sums differs, and the model is the one-process model.
 
 What moves per block: the block's rows, once, to each shard that holds vectors its
 sums need (in float32 where that holds every value exactly: pixels, counts, binary
-features), the coefficients of those vectors (``m_s x C``, as they stand: folds of the
-scale and forgotten hypotheses need no message of their own), the rows of the vectors
-stored since the shard's last call, and ``b x C`` sums back. Where the block's
-products are made just before its walk (not ahead of it, in a thread, as on more
-than two cores), the sums over the vectors the block before stored come in the same
-call: one round trip per shard and block.
+features; as CSR where most of its values are zeros), the coefficients of those
+vectors (``m_s x C``, as they stand: folds of the scale and forgotten hypotheses need
+no message of their own), the rows of the vectors stored since the shard's last call,
+and ``b x C`` sums back. Where the block's products are made just before its walk
+(not ahead of it, in a thread, as on more than two cores), the sums over the vectors
+the block before stored come in the same call: one round trip per shard and block.
 
 Which shard holds a vector: an example that comes back (corrected in a later epoch)
 is on the shard that holds its row; a new one goes to the shard with the fewest
@@ -40,6 +41,7 @@ import functools
 import threading
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
 from .arrays import HOST
@@ -82,7 +84,7 @@ class Shard:
         if block is None:
             block = self.block
         else:
-            block = (_widened(block[0]), *block[1:])
+            block = (_unpacked(block[0], self.store.sparse), *block[1:])
         self.block = block
         b = block[0].shape[0]
         F, _ = margin_products(self, block, b, plan, HOST)
@@ -133,18 +135,23 @@ class Sharded:
         Whether an exception raised by a call of shard number ``shard`` means that its
         worker is gone: the shard is then made anew and the call repeated (at most
         :data:`RETRIES` times). Any other exception is the caller's.
+    gram_threads : int, default=1
+        The most BLAS threads of the blocks' Gram on the driver (no more than the
+        driver's BLAS has): the cores that the shards on the driver's machine leave.
     """
 
-    def __init__(self, spawn, n_shards, lost):
+    def __init__(self, spawn, n_shards, lost, gram_threads=1):
         self.spawn = spawn
         self.n_shards = int(n_shards)
         self.lost = lost
+        self.gram_threads = int(gram_threads)
         self.lock = threading.Lock()
         self.state = self.store = None
         self.parts = []
         #: bytes sent to the shards and received from them (arrays only), calls made,
         #: shards made anew after their worker was lost
         self.bytes_sent = self.bytes_received = self.calls = self.remade = 0
+        self._last = None  # the last block sent, and its packed form
 
     # -- who holds what ------------------------------------------------------------------
     def start(self, state):
@@ -230,12 +237,14 @@ class Sharded:
     def products(self, state, block, plan, rest=None):
         """``(F, G, F_rest)``: the margin sums of :meth:`margin_products` over ``plan``
         and over ``rest`` (a second plan, or None; one call to each shard for both),
-        and the block's Gram (b x b), made here while the shards work, on one BLAS
-        thread: OpenBLAS's helper threads wait for work spinning, which would take
-        the shards' cores."""
+        and the block's Gram (b x b), made here while the shards work, on at most
+        ``gram_threads`` BLAS threads: OpenBLAS's helper threads wait for work
+        spinning, and must not take the shards' cores."""
         futures = self._jobs(block, plan, rest)
         X, inv, sq = block
-        with _controller().limit(limits=1, user_api="blas"):
+        blas = _controller().select(user_api="blas")
+        now = min((lib["num_threads"] for lib in blas.info()), default=1)
+        with blas.limit(limits=max(1, min(now, self.gram_threads))):
             G = state.kernel.normalised(X, X, inv, inv, sq, sq, HOST)
         F, F_rest = self._sums(self._run(futures))
         return F, G, F_rest
@@ -299,7 +308,7 @@ class Sharded:
                     part.actor = self.spawn(s, self.state.kernel, store.n_features, store.sparse)
                 rows = self._pending(part)
                 # the shard keeps the block of its last call
-                sent = None if block is part.block else (_narrowed(block[0]), *block[1:])
+                sent = None if block is part.block else self._packed(block)
                 future = part.actor.margins(rows, sent, plan, rest)
                 part.block = block
                 break
@@ -308,6 +317,12 @@ class Sharded:
         self.bytes_sent += _nbytes(rows) + _nbytes(sent) + _nbytes(plan) + _nbytes(rest)
         self.calls += 1
         return future
+
+    def _packed(self, block):
+        """``block`` as it is sent (:func:`_packed`), packed once for every shard."""
+        if self._last is None or self._last[0] is not block:
+            self._last = (block, (_packed(block[0]), *block[1:]))
+        return self._last[1]
 
     def _lost(self, part, exc, tries):
         """After ``exc`` from a call of ``part``: its shard made anew and the tries left,
@@ -342,32 +357,35 @@ def _local_plan(ids, plan):
     return first_s, lo_s, hi_s, np.ascontiguousarray(A[ids[lo_s:hi_s] - col0])
 
 
-def _narrowed(X):
-    """The rows ``X`` in float32 where that holds every value exactly (pixels, counts,
-    binary features: half the bytes to send), else as they are."""
-    values = X.data if hasattr(X, "indptr") else X
-    if values.dtype != np.float64:
+def _packed(X):
+    """The rows ``X`` as they are sent, the same numbers in fewer bytes: float32 where
+    that holds every value exactly (pixels, counts, binary features), and dense rows
+    mostly zeros as CSR (:func:`_unpacked` undoes both)."""
+    sparse = sp.issparse(X)
+    values = X.data if sparse else X
+    if values.dtype == np.float64:
+        narrow = values.astype(np.float32)
+        if np.array_equal(narrow, values):
+            values = narrow
+    if not sparse:
+        return sp.csr_matrix(values) if 4 * np.count_nonzero(values) < values.size else values
+    if values is X.data:
         return X
-    narrow = values.astype(np.float32)
-    if not np.array_equal(narrow, values):
-        return X
-    if values is X:
-        return narrow
     X = X.copy()
-    X.data = narrow
+    X.data = values
     return X
 
 
-def _widened(X):
-    """:func:`_narrowed` undone: the same float64 values."""
-    values = X.data if hasattr(X, "indptr") else X
-    if values.dtype != np.float32:
+def _unpacked(X, sparse):
+    """The float64 rows that :func:`_packed` sent (``sparse``: the store's form)."""
+    if sp.issparse(X) and not sparse:
+        X = X.toarray()
+    if sp.issparse(X):
+        if X.data.dtype != np.float64:
+            X = X.copy()
+            X.data = X.data.astype(np.float64)
         return X
-    if values is X:
-        return X.astype(np.float64)
-    X = X.copy()
-    X.data = values.astype(np.float64)
-    return X
+    return X if X.dtype == np.float64 else X.astype(np.float64)
 
 
 def _nbytes(obj):
