@@ -7,9 +7,11 @@ on), so a cluster ships it to each worker once, not once per block.
 
 :class:`MixingClassifier` trains a linear estimator on a dask array whose row chunks
 stay on the workers: each epoch every chunk runs one online pass of the estimator's own
-compiled algorithm from the mixed weights, and the driver averages the chunks' weights
-(McDonald, Hall and Mann, NAACL 2010). The shards can also be data files, read on the
-workers in chunks and never through the driver. Needs the ``dask`` extra.
+compiled algorithm from the mixed weights, and the chunks' weights are averaged by a
+tree of tasks on the workers (McDonald, Hall and Mann, NAACL 2010). The shards can also
+be data files, read on the workers in chunks and never through the driver.
+:class:`ShardedKernelClassifier` trains an exact kernel estimator with its support
+vectors sharded over the workers. Needs the ``dask`` extra.
 
 Examples
 --------
@@ -326,11 +328,87 @@ def _combined(paths, summaries, n_features, zero_based, classes_given):
     return fmt, int(width), zero_based, classes
 
 
-def _rounded_mean(values, weights):
-    """``sum w_i v_i / sum w_i`` of integers, rounded half up, in integer arithmetic."""
-    num = sum(int(w) * int(v) for w, v in zip(weights, values, strict=True))
-    den = sum(int(w) for w in weights)
+def _rounded_mean(num, den):
+    """``num / den`` of integers, rounded half up, in integer arithmetic."""
     return (2 * num + den) // (2 * den)
+
+
+#: The most shards' results (or partial sums) one task of the mix's tree adds up
+TREE_FAN_IN = 4
+
+
+class _MixSums:
+    """What an epoch's mix takes of some consecutive shards, summed (one record per
+    one-vs-rest problem, and each shard's corrections): a node of the tree in which
+    :class:`MixingClassifier` reduces the shards' states on the workers, so that the
+    driver receives one record, whatever the number of shards.
+
+    Per problem: ``w``, the shards' hypotheses times their mixing weights (1, or the
+    shard's corrections of the epoch), summed, and ``weight`` the weights'; ``acc``,
+    their sums of hypotheses times the same weights; ``k`` the weighted sum of their
+    correction counters and its weights (integers); ``made``, ``trials`` and
+    ``rows_made`` (corrections times rows, for the factor of ``mixing="corrections"``'s
+    sums); and, for that mixing, the unweighted ``acc`` and ``k`` sums, its fallback
+    when no shard corrected the problem.
+    """
+
+    def __init__(self, start_counts, mixing, rows, states):
+        pairs = list(zip(states, start_counts, strict=True))
+        self.by_shard = [[s.n_corrections - corrections for s, (corrections, _) in pairs]]
+        self.problems = []
+        weighted = mixing == "corrections"
+        for (s, (_, trials)), made in zip(pairs, self.by_shard[0], strict=True):
+            weight = made if weighted else 1
+            sums = s.sum_weights()
+            one = {
+                "w": weight * s.last_weights() if weight else np.zeros(s.d),
+                "weight": weight,
+                "acc": weight * sums if weighted else sums,
+                "k": (weight * s.k, weight),
+                "made": made,
+                "trials": s.n_trials - trials,
+                "rows_made": made * rows,
+            }
+            if weighted:
+                one["acc_uniform"], one["k_uniform"] = sums, (s.k, 1)
+            self.problems.append(one)
+
+    def plus(self, other):
+        """The sums of this node's shards followed by ``other``'s (in place)."""
+        self.by_shard += other.by_shard
+        for mine, theirs in zip(self.problems, other.problems, strict=True):
+            for key, value in mine.items():
+                if isinstance(value, tuple):
+                    mine[key] = (value[0] + theirs[key][0], value[1] + theirs[key][1])
+                else:
+                    mine[key] = value + theirs[key]
+        return self
+
+    def mixed(self, starts, n_samples):
+        """The mixed state of every problem (:meth:`PNormState.from_sums`)."""
+        out = []
+        for start, one in zip(starts, self.problems, strict=True):
+            acc, k = one["acc"], one["k"]
+            if "acc_uniform" in one:
+                if one["made"] > 0:
+                    # each shard's sum of hypotheses times mu_i n_samples / sum_j mu_j n_j
+                    acc = acc * (n_samples / float(one["rows_made"]))
+                else:
+                    acc, k = one["acc_uniform"], one["k_uniform"]
+            w = one["w"] / float(one["weight"]) if one["made"] else None
+            k = _rounded_mean(*k)
+            out.append(PNormState.from_sums(start, w, acc, one["made"], one["trials"], k))
+        return out
+
+
+def _tree_node(start_counts, mixing, items):
+    """A node of the mix's tree: ``items``, ``(rows, a shard's states)`` or ``(None,
+    _MixSums)`` in shard order, summed in that order."""
+    total = None
+    for rows, item in items:
+        part = item if rows is None else _MixSums(start_counts, mixing, rows, item)
+        total = part if total is None else total.plus(part)
+    return total
 
 
 class _Wrapper(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
@@ -383,8 +461,11 @@ class MixingClassifier(_Wrapper):
     The rows stay where they live: each shard's epoch is a dask task that runs where
     its chunk is (on the workers of the active ``distributed`` client, or on dask's
     default scheduler), and only the weights (O(n_features x n_problems) numbers)
-    move, once to each worker and back from each shard per epoch. The chunks are
-    persisted once at the start of :meth:`fit`.
+    move: the mixed ones once to each worker per epoch, and the shards' up a tree of
+    tasks on the workers (each node adds the weighted weights, sums of hypotheses and
+    counts of at most :data:`TREE_FAN_IN` shards or nodes, in shard order), whose root
+    alone reaches the driver, which makes the mix from it. The chunks are persisted
+    once at the start of :meth:`fit`.
 
     The shards can also be files (svmlight or CSV, ``X`` a list of their paths), read
     only on the workers, by marginkit's own readers: a first task per file scans it
@@ -425,7 +506,8 @@ class MixingClassifier(_Wrapper):
 
     The result is deterministic: the same chunks, mixing and parameters give the same
     model bit for bit, whatever the number of workers or the order in which the shards
-    finish (the shards' states are mixed in shard order, on the driver). With one
+    finish (the tree's nodes group the shards in shard order, whatever the workers,
+    and add in that order). With one
     chunk, the mix of one state is that state, and the model is bit for bit that of
     ``estimator.fit(X, y)`` (``shuffle=False``) with the same ``max_iter`` and
     ``tol``, but that the epochs always end at one without a correction.
@@ -754,21 +836,22 @@ class MixingClassifier(_Wrapper):
                     dask.delayed(run, pure=False)(shared_model, shared_states, *args)
                     for run, args in work
                 ]
-                results = dask.compute(*tasks)  # in shard order
-                made = np.array(
-                    [
-                        [r[j].n_corrections - mixed[j].n_corrections for j in range(n_problems)]
-                        for r in results
-                    ],
-                    dtype=np.int64,
-                )
                 if n_shards == 1:
-                    mixed = list(results[0])
+                    (result,) = dask.compute(tasks[0])
+                    made = np.array(
+                        [
+                            [
+                                r.n_corrections - m.n_corrections
+                                for r, m in zip(result, mixed, strict=True)
+                            ]
+                        ],
+                        dtype=np.int64,
+                    )
+                    mixed = list(result)
                 else:
-                    mixed = [
-                        self._mix(mixed[j], [r[j] for r in results], made[:, j], rows)
-                        for j in range(n_problems)
-                    ]
+                    sums = self._reduced(dask, mixed, tasks, rows)
+                    made = np.array(sums.by_shard, dtype=np.int64)
+                    mixed = sums.mixed(mixed, n_samples)
                 total = made.sum(axis=0)
                 per_epoch.append(made.sum(axis=1))
                 improving = still_improving(total, fewest, self.tol, n_samples)
@@ -790,21 +873,21 @@ class MixingClassifier(_Wrapper):
                 stacklevel=3,
             )
 
-    def _mix(self, start, shards, made, rows):
-        """The mixed state of one problem from its shards' (:meth:`PNormState.mix`)."""
-        n_samples = sum(rows)
-        if self.mixing == "corrections" and made.sum() > 0:
-            counts = made
-            weights = made.astype(np.float64)
-            # each shard's sum of hypotheses times mu_i n_samples / sum_j mu_j n_j
-            factor = n_samples / float(np.dot(made, rows))
-            sum_factors = weights * factor
-        else:
-            counts = np.ones(len(shards), dtype=np.int64)
-            weights = np.ones(len(shards))
-            sum_factors = np.ones(len(shards))
-        k = _rounded_mean([s.k for s in shards], counts)
-        return PNormState.mix(start, shards, weights, sum_factors, k)
+    def _reduced(self, dask, mixed, tasks, rows):
+        """The shards' results reduced on the workers by a tree of tasks
+        (:class:`_MixSums`, at most :data:`TREE_FAN_IN` children a node, grouped in
+        shard order: the same sums whatever the workers), its root brought here."""
+        counts = [(s.n_corrections, s.n_trials) for s in mixed]
+        level = list(zip(rows, tasks, strict=True))
+        while True:
+            level = [
+                (None, dask.delayed(_tree_node, pure=False)(counts, self.mixing, group))
+                for group in (
+                    level[i : i + TREE_FAN_IN] for i in range(0, len(level), TREE_FAN_IN)
+                )
+            ]
+            if len(level) == 1:
+                return dask.compute(level[0][1])[0]
 
     def _set_fitted(self, est, states, n_epochs, per_epoch):
         est._states = states
@@ -904,8 +987,9 @@ class ShardedKernelClassifier(_Wrapper):
     process's memory and cores), and each block's sums are made on the shards, each
     over its vectors; the driver adds the shards' ``b x C`` sums in the order of the
     shards and walks the block through the algorithm as the one-process engine does
-    (its in-block Gram made on the driver). A new support vector goes to the shard
-    with the fewest, an example corrected again to the shard that holds its row.
+    (its in-block Gram made on the driver, while the shards work, on the cores the
+    workers on its machine leave). A new support vector goes to the shard with the
+    fewest, an example corrected again to the shard that holds its row.
 
     The decisions are those of ``estimator.fit``: only the order of the floating-point
     sums differs, so on data where no margin sits within rounding of a threshold the

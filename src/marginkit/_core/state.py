@@ -221,38 +221,38 @@ class PNormState:
 
     # -- iterative parameter mixing ------------------------------------------------
     @classmethod
-    def mix(cls, start, shards, weights, sum_factors, k):
+    def from_sums(cls, start, w, acc, made, trials, k):
         """The state after one epoch of iterative parameter mixing (McDonald, Hall and
-        Mann, NAACL 2010, Figure 2): the weights of ``shards`` averaged, as the next
-        epoch's start.
+        Mann, NAACL 2010, Figure 2), from the shards' sums: the mixed hypothesis as the
+        next epoch's start.
 
         Every shard began the epoch from ``start`` with its running sum of hypotheses
         at 0 (``acc``, ``u`` and Sigma zero; ``start`` holds the sum before the epoch,
-        flushed). The mixed hypothesis is the primal one, ``w = sum_i weights_i w_i /
-        sum_i weights_i`` (summed in shard order), mapped back to the dual ``theta =
-        f(w)`` of Gentile (JMLR 2001, section 2) for the next epoch: v = theta / s with
-        s = ``||theta||_p = ||w||_q`` (Lemma 2), so that ``S = sum |v|^p`` is 1 and far
-        from overflow; for p = 2, v = w and s = 1. A convex mix of hypotheses in ALMA's
-        unit q-ball stays in it. A problem no shard corrected keeps ``start``'s weights
-        exactly (every shard still holds them).
+        flushed). The mixed hypothesis ``w`` is the primal one, ``sum_i weights_i w_i /
+        sum_i weights_i``, mapped back to the dual ``theta = f(w)`` of Gentile (JMLR
+        2001, section 2) for the next epoch: v = theta / s with s = ``||theta||_p =
+        ||w||_q`` (Lemma 2), so that ``S = sum |v|^p`` is 1 and far from overflow; for
+        p = 2, v = w and s = 1. A convex mix of hypotheses in ALMA's unit q-ball stays
+        in it. A problem no shard corrected (``made`` 0) keeps ``start``'s weights
+        exactly (every shard still holds them; ``w`` is not read).
 
-        The running sum becomes ``start``'s plus ``sum_i sum_factors_i`` times each
-        shard's sum of its epoch's hypotheses (``acc + Sigma g - u``), and restarts lazy
-        (``u = 0``, Sigma = 0); the trials and corrections are those of every shard
-        added to ``start``'s, and the correction counter is ``k`` (ALMA's k: the
-        caller's mean of the shards', not their total). The result keeps no log.
+        The running sum becomes ``start``'s plus ``acc`` (the shards' sums of their
+        epoch's hypotheses, ``acc + Sigma g - u``, each times its factor, summed), and
+        restarts lazy (``u = 0``, Sigma = 0); the trials and corrections are ``start``'s
+        plus the shards' (``trials``, ``made``), and the correction counter is ``k``
+        (ALMA's k: the caller's mean of the shards', not their total). The result
+        keeps no log.
 
         Parameters
         ----------
         start : PNormState
             The state every shard began the epoch from.
-        shards : list of PNormState
-            Each shard's state at the end of its epoch, in shard order.
-        weights : ndarray of shape (n_shards,)
-            Non-negative mixing weights of the shards' hypotheses, not all 0 when some
-            shard made a correction.
-        sum_factors : ndarray of shape (n_shards,)
-            The factor of each shard's sum of hypotheses in the mixed running sum.
+        w : ndarray of shape (d,)
+            The mixed hypothesis.
+        acc : ndarray of shape (d,)
+            The shards' sums of hypotheses, weighted and summed.
+        made, trials : int
+            The shards' corrections and trials in the epoch, summed.
         k : int >= 1
             The mixed state's correction counter.
 
@@ -262,17 +262,11 @@ class PNormState:
         """
         out = cls(start.d, start.p, keep_log=False)
         p = start.p
-        made = sum(s.n_corrections - start.n_corrections for s in shards)
         if made == 0:
             out.v[:] = start.v
             out.g[:] = start.g
             out.fs[:] = start.fs  # its scale, norm sum and count since S's recomputation
         else:
-            w = np.zeros(start.d)
-            for weight, s in zip(weights, shards, strict=True):
-                if weight != 0.0:
-                    w += weight * s.last_weights()
-            w /= float(np.sum(weights))
             s_scale = 1.0
             if p == 2.0:
                 out.v[:] = w
@@ -288,12 +282,10 @@ class PNormState:
             out.fs[L.F_SUM] = total
             out.fs[L.F_SIGMA_W] = L._sigma(s_scale, total, p)
         out.fs[L.F_SIGMA] = 0.0
-        out.acc[:] = start.sum_weights()
-        for factor, s in zip(sum_factors, shards, strict=True):
-            out.acc += factor * s.sum_weights()
+        out.acc[:] = start.sum_weights() + acc
         out.ist[L.I_K] = int(k)
         out.ist[L.I_NHIST] = start.n_corrections + made
-        out.ist[L.I_TRIALS] = start.n_trials + sum(s.n_trials - start.n_trials for s in shards)
+        out.ist[L.I_TRIALS] = start.n_trials + trials
         return out
 
     def without_sum(self):
