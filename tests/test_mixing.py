@@ -124,18 +124,21 @@ def test_one_chunk_equals_the_serial_fit(threads, name, make, sparse, n_classes)
         np.testing.assert_array_equal(mixed.predict(X), serial.predict(X))
 
 
-def test_one_mixed_epoch_is_the_mean_of_the_shards(threads):
+@pytest.mark.parametrize("rows", [100, 40])
+def test_one_mixed_epoch_is_the_mean_of_the_shards(threads, rows):
     """One epoch from w = 0: every shard's pass is a partial_fit of its rows, the mix the
-    mean of their weights, and the running sum the sum of their sums of hypotheses."""
+    mean of their weights, and the running sum the sum of their sums of hypotheses:
+    with 4 shards one node of the tree adds them, with 10 a tree of three nodes and a
+    root."""
     X, y = make_blobs_pm(n=400, d=6, seed=2)
     for make in [
         lambda: PerceptronClassifier(fit_intercept=False),
         lambda: ALMAClassifier(p=3.0, fit_intercept=False),
     ]:
-        clf = MixingClassifier(make(), max_iter=1).fit(chunked(X, 100), y)
+        clf = MixingClassifier(make(), max_iter=1).fit(chunked(X, rows), y)
         shards = [
-            make().partial_fit(X[i : i + 100], y[i : i + 100], classes=[0, 1])
-            for i in range(0, 400, 100)
+            make().partial_fit(X[i : i + rows], y[i : i + rows], classes=[0, 1])
+            for i in range(0, 400, rows)
         ]
         mixed, states = clf.estimator_._states[0], [s._states[0] for s in shards]
         np.testing.assert_allclose(
@@ -151,13 +154,14 @@ def test_one_mixed_epoch_is_the_mean_of_the_shards(threads):
         assert mixed.k == int(np.floor(np.mean(ks) + 0.5)) < sum(ks)
 
 
-def test_corrections_mixing_weighs_the_shards_by_their_corrections(threads):
+@pytest.mark.parametrize("rows", [100, 30])
+def test_corrections_mixing_weighs_the_shards_by_their_corrections(threads, rows):
     X, y = make_blobs_pm(n=300, d=5, seed=7)
     make = lambda: PerceptronClassifier(fit_intercept=False, output="last")  # noqa: E731
-    clf = MixingClassifier(make(), max_iter=1, mixing="corrections").fit(chunked(X, 100), y)
+    clf = MixingClassifier(make(), max_iter=1, mixing="corrections").fit(chunked(X, rows), y)
     shards = [
-        make().partial_fit(X[i : i + 100], y[i : i + 100], classes=[0, 1])
-        for i in range(0, 300, 100)
+        make().partial_fit(X[i : i + rows], y[i : i + rows], classes=[0, 1])
+        for i in range(0, 300, rows)
     ]
     counts = np.array([s.n_corrections_ for s in shards], dtype=float)
     expected = sum(c * s._states[0].last_weights() for c, s in zip(counts, shards, strict=True))
