@@ -37,6 +37,7 @@ import sys
 import warnings
 from numbers import Integral
 
+import array_api_compat
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
@@ -968,11 +969,21 @@ class _Spawn:
         )
 
 
-def _on_driver(a):
+def _on_driver(a, who):
     """A dask collection gathered to the driver (the walk reads every row, in order);
-    anything else as it is."""
+    anything else as it is, but arrays of another library than numpy (torch, CuPy, the
+    Array API's), which the shards' CPUs do not take."""
     a = _from_frame(a)
-    return a.compute() if _is_dask(a) else a
+    if _is_dask(a):
+        return a.compute()
+    if array_api_compat.is_array_api_obj(a) and not isinstance(a, np.ndarray):
+        raise ValueError(
+            f"{who} makes its kernel products on the workers' CPUs, from numpy or "
+            f"scipy.sparse rows; got a {type(a).__module__}.{type(a).__name__}. Fit on "
+            "numpy or scipy.sparse data (on one machine, the estimator itself takes "
+            "device arrays)."
+        )
+    return a
 
 
 class ShardedKernelClassifier(_Wrapper):
@@ -1028,7 +1039,8 @@ class ShardedKernelClassifier(_Wrapper):
     n_features_in_ : int
     n_shards_ : int
     shard_sizes_ : list of int
-        The support-vector entries each shard held at the end of the last call.
+        The support-vector entries each shard held at the end of the last call (all
+        but those the last block stored, which no block's sums needed).
     bytes_sent_, bytes_received_ : int
         The bytes of arrays sent to the shards and received from them in the last
         call.
@@ -1148,7 +1160,8 @@ class ShardedKernelClassifier(_Wrapper):
         self : ShardedKernelClassifier
         """
         est = self._checked_estimator()
-        return self._call(est, "fit", _on_driver(X), _on_driver(y), **fit_params)
+        who = type(self).__name__
+        return self._call(est, "fit", _on_driver(X, who), _on_driver(y, who), **fit_params)
 
     def partial_fit(self, X, y, classes=None):
         """One more pass of ``estimator_`` (a clone of ``estimator`` at the first call)
@@ -1170,4 +1183,6 @@ class ShardedKernelClassifier(_Wrapper):
             est = self._checked_estimator()
         else:
             est = self.estimator_
-        return self._call(est, "partial_fit", _on_driver(X), _on_driver(y), classes=classes)
+        who = type(self).__name__
+        X, y = _on_driver(X, who), _on_driver(y, who)
+        return self._call(est, "partial_fit", X, y, classes=classes)
