@@ -541,11 +541,11 @@ def run_kernel(args, _client):
     threads, and with as many as the sharded fit's cores (the workers' and the
     driver's, which makes the blocks' Gram on those the workers leave)."""
     import numpy as np
-    from distributed import Client, LocalCluster
     from threadpoolctl import threadpool_limits
 
     from marginkit import KernelALMAClassifier
     from marginkit.datasets import load_mnist
+    from marginkit.experiments import _dask_client
 
     data = _loaded("kernel", load_mnist, args.data_dir)
     if data is None:
@@ -578,16 +578,7 @@ def run_kernel(args, _client):
         # the driver makes the blocks' Gram on the cores the workers leave, no more
         # BLAS threads than it has (here: workers)
         used = min(cpus, workers + max(1, min(workers, cpus - workers)))
-        with (
-            LocalCluster(
-                n_workers=workers,
-                threads_per_worker=1,
-                processes=True,
-                host="127.0.0.1",
-                dashboard_address=None,
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+        with _dask_client(workers, None) as client:
             with threadpool_limits(limits=workers, user_api="blas"):
                 _kernel_fit(make, X[warm], y[warm], workers, client)  # compile on the workers
                 _kernel_fit(make, X[warm], y[warm], 0, client)
@@ -652,7 +643,8 @@ def main(argv=None):
 
     import dask
     import numba
-    from distributed import Client, LocalCluster
+
+    from marginkit.experiments import _dask_client
 
     # the rows are made on the driver and persisted on the workers before each timed
     # fit: dask says so for the larger arrays, which is what a benchmark of the fit wants
@@ -668,16 +660,7 @@ def main(argv=None):
         flush=True,
     )
     start = time.perf_counter()
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with _dask_client(args.workers, None) as client:
         if args.part in ("a9a", "all"):
             run_a9a(args, client)
         if args.part in ("mnist", "all"):

@@ -2,7 +2,6 @@
 (marginkit.distributed.ShardedKernelClassifier, marginkit._core.shards): the one-process
 model, the same bits for the same shards, a worker killed mid-fit, and every refusal."""
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -27,38 +26,16 @@ from marginkit import (
 distributed = pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
 da = pytest.importorskip("dask.array")
 
+from test_mixing import local_cluster  # noqa: E402
+
 import marginkit._core.kernel as engine  # noqa: E402
 from marginkit.distributed import ShardedKernelClassifier  # noqa: E402
 
 
-@contextlib.contextmanager
-def local_cluster(n_workers):
-    """A client of a LocalCluster of ``n_workers`` processes (one thread each), current
-    within the block."""
-    with (
-        distributed.LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=":0",
-        ) as cluster,
-        distributed.Client(cluster, timeout="60s") as client,
-        client.as_current(),
-    ):
-        yield client
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    with local_cluster(2) as client:
-        yield client
-
-
 @pytest.fixture
-def client(cluster):
-    with cluster.as_current():
-        yield cluster
+def client(dask_client):
+    with dask_client.as_current():
+        yield dask_client
 
 
 def data(n_classes=2, sparse=False, n=360, seed=3):

@@ -92,10 +92,6 @@ class Shard:
             return F
         return F, margin_products(self, block, b, rest, HOST)[0]
 
-    def size(self):
-        """``(entries, rows)`` held."""
-        return self.store.n, self.store.n_rows
-
 
 class _Part:
     """The driver's record of one shard: the actor, the engine's numbers of its entries
@@ -232,7 +228,8 @@ class Sharded:
         :func:`marginkit._core.kernel.margin_products` takes them, on the host; None
         where it has none): each shard's sums over its vectors, added in the order of
         the shards."""
-        return self._sums(self._run(self._jobs(block, plan, None)))[0]
+        with self.lock:
+            return self._sums(self._run(self._jobs(block, plan, None)))[0]
 
     def products(self, state, block, plan, rest=None):
         """``(F, G, F_rest)``: the margin sums of :meth:`margin_products` over ``plan``
@@ -240,31 +237,34 @@ class Sharded:
         and the block's Gram (b x b), made here while the shards work, on at most
         ``gram_threads`` BLAS threads: OpenBLAS's helper threads wait for work
         spinning, and must not take the shards' cores."""
-        futures = self._jobs(block, plan, rest)
         X, inv, sq = block
         blas = _controller().select(user_api="blas")
         now = min((lib["num_threads"] for lib in blas.info()), default=1)
-        with blas.limit(limits=max(1, min(now, self.gram_threads))):
-            G = state.kernel.normalised(X, X, inv, inv, sq, sq, HOST)
-        F, F_rest = self._sums(self._run(futures))
+        with self.lock:
+            futures = self._jobs(block, plan, rest)
+            with blas.limit(limits=max(1, min(now, self.gram_threads))):
+                G = state.kernel.normalised(X, X, inv, inv, sq, sq, HOST)
+            F, F_rest = self._sums(self._run(futures))
         return F, G, F_rest
 
     def _jobs(self, block, plan, rest):
         """The shards' calls for ``plan``'s sums (and ``rest``'s), submitted, as
         ``((part, block, plan, rest), future)``: shards without a vector in either
-        plan are not called."""
-        with self.lock:
-            self._assign(max(plan[2], 0 if rest is None else rest[2]))
-            jobs = []
-            for part in self.parts:
-                ids = part.ids[: part.n]
-                mine = _local_plan(ids, plan)
-                mine_rest = None if rest is None else _local_plan(ids, rest)
-                if mine[3] is None and (mine_rest is None or mine_rest[3] is None):
-                    continue
-                job = (part, block, mine, mine_rest)
-                jobs.append((job, self._submit(*job)))
-            return jobs
+        plan are not called. The caller holds ``lock`` until it has the results: one
+        call at most in flight to a shard, so that each finds the rows and the block
+        the calls before it sent (the engine's thread that makes products ahead and
+        the walk's may both call)."""
+        self._assign(max(plan[2], 0 if rest is None else rest[2]))
+        jobs = []
+        for part in self.parts:
+            ids = part.ids[: part.n]
+            mine = _local_plan(ids, plan)
+            mine_rest = None if rest is None else _local_plan(ids, rest)
+            if mine[3] is None and (mine_rest is None or mine_rest[3] is None):
+                continue
+            job = (part, block, mine, mine_rest)
+            jobs.append((job, self._submit(*job)))
+        return jobs
 
     @staticmethod
     def _sums(results):
