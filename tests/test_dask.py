@@ -1,10 +1,16 @@
-"""Experiment cells on a real dask.distributed LocalCluster, against the serial run."""
+"""Experiment cells on a real dask.distributed LocalCluster, against the serial run, and
+rows as dask delivers them."""
 
 import warnings
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
+from marginkit import ALMAClassifier, KernelALMAClassifier
 from marginkit.cli import main
 from marginkit.experiments import reproduce
 
@@ -76,3 +82,41 @@ def test_prediction_over_dask_arrays_on_a_cluster(dask_client):
         md.predict(models[0], X)
     with pytest.raises(ValueError, match="expected a 2-d dask array"):
         md.predict(models[0], da.zeros(5))
+
+
+def odd_start(a):
+    """A copy of ``a`` whose data start one byte past an aligned address, as an array
+    that dask deserialises from a message may."""
+    buf = np.empty(a.nbytes + 1, dtype=np.uint8)
+    out = np.frombuffer(buf.data, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+@pytest.mark.parametrize(
+    "est",
+    [
+        ALMAClassifier(alpha=0.9, max_iter=2),
+        ALMAClassifier(p="log", max_iter=2),
+        KernelALMAClassifier(max_iter=2, block_size=40),
+    ],
+    ids=["alma2", "almalog", "kernel"],
+)
+def test_rows_that_start_at_any_byte(est, sparse):
+    """Rows as a dask worker or client may receive them, starting at an odd byte, give
+    the model of aligned ones (they are copied: OpenBLAS's SSE kernels, under
+    OPENBLAS_CORETYPE=Prescott, crashed on them in the compiled passes)."""
+    X, y = make_blobs_pm(n=150, d=6, seed=4)
+    if sparse:
+        A = sp.csr_matrix(np.where(np.abs(X) > 0.5, X, 0.0))
+        Xo = sp.csr_matrix(
+            (odd_start(A.data), odd_start(A.indices), odd_start(A.indptr)), shape=A.shape
+        )
+    else:
+        A, Xo = X, odd_start(X)
+    a, b = clone(est).fit(A, y), clone(est).fit(Xo, y)
+    assert a.n_corrections_ == b.n_corrections_
+    assert a.decision_function(A).tobytes() == b.decision_function(Xo).tobytes()
