@@ -84,13 +84,14 @@ class Shard:
         if block is None:
             block = self.block
         else:
-            block = (_unpacked(block[0], self.store.sparse), *block[1:])
+            X, inv, sq = block
+            block = (_unpacked(X, self.store.sparse), _aligned(inv), _aligned(sq))
         self.block = block
         b = block[0].shape[0]
-        F, _ = margin_products(self, block, b, plan, HOST)
+        F, _ = margin_products(self, block, b, _plan_aligned(plan), HOST)
         if rest is None:
             return F
-        return F, margin_products(self, block, b, rest, HOST)[0]
+        return F, margin_products(self, block, b, _plan_aligned(rest), HOST)[0]
 
 
 class _Part:
@@ -376,16 +377,32 @@ def _packed(X):
     return X
 
 
+def _aligned(a):
+    """``a`` (or None) in memory aligned to its items: a copy where the message it
+    came in left it at another address (:func:`marginkit._base._canonical` says why)."""
+    return None if a is None else np.require(a, requirements="A")
+
+
+def _plan_aligned(plan):
+    first, lo, hi, A = plan
+    return _aligned(first), lo, hi, _aligned(A)
+
+
 def _unpacked(X, sparse):
-    """The float64 rows that :func:`_packed` sent (``sparse``: the store's form)."""
+    """The float64 rows that :func:`_packed` sent (``sparse``: the store's form), in
+    arrays that start at aligned addresses (a message's buffers may not: see
+    :func:`marginkit._base._canonical`)."""
     if sp.issparse(X) and not sparse:
         X = X.toarray()
     if sp.issparse(X):
-        if X.data.dtype != np.float64:
+        parts = (X.data, X.indices, X.indptr)
+        if X.data.dtype != np.float64 or not all(a.flags.aligned for a in parts):
             X = X.copy()
             X.data = X.data.astype(np.float64)
         return X
-    return X if X.dtype == np.float64 else X.astype(np.float64)
+    if X.dtype != np.float64 or not X.flags.aligned:
+        X = X.astype(np.float64)
+    return X
 
 
 def _nbytes(obj):
