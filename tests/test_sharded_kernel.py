@@ -80,6 +80,7 @@ def assert_same_model(sharded, one):
     """The one-process model: the same corrections and support vectors, the
     coefficients and scores to rounding."""
     assert sharded.n_corrections_ == one.n_corrections_
+    assert sharded.n_kernel_evaluations_ == one.n_kernel_evaluations_
     np.testing.assert_array_equal(sharded.support_, one.support_)
     np.testing.assert_array_equal(sharded.n_support_, one.n_support_)
     a, b = sharded._kstate, one._kstate
