@@ -93,6 +93,7 @@ def assert_same_model(sharded, one):
     )
 
 
+@pytest.mark.exactness
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_one_process_model(client, name, sparse):
