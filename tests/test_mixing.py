@@ -44,9 +44,9 @@ def threads():
 
 
 @contextlib.contextmanager
-def local_cluster(n_workers):
+def local_cluster(n_workers, current=True):
     """A client of a LocalCluster of ``n_workers`` processes (one thread each), current
-    within the block."""
+    within the block; ``current=False``: neither the default client nor current."""
     with (
         distributed.LocalCluster(
             n_workers=n_workers,
@@ -55,9 +55,9 @@ def local_cluster(n_workers):
             host="127.0.0.1",
             dashboard_address=":0",
         ) as cluster,
-        distributed.Client(cluster, timeout="60s") as client,
-        client.as_current(),
-        dask.config.set(scheduler="dask.distributed"),
+        distributed.Client(cluster, timeout="60s", set_as_default=current) as client,
+        client.as_current() if current else contextlib.nullcontext(),
+        dask.config.set(scheduler="dask.distributed") if current else contextlib.nullcontext(),
     ):
         yield client
 

@@ -479,6 +479,13 @@ class KernelOnlineClassifier(OnlineClassifier):
         state.n_seen += n
         return r
 
+    def __getstate__(self):
+        # the shards of a fit on a cluster (ShardedKernelClassifier) are the fit's, not
+        # the model's: a checkpoint saved during the fit leaves them out
+        state = dict(super().__getstate__())  # (object's may be __dict__ itself)
+        state.pop("_shards", None)
+        return state
+
     @contextlib.contextmanager
     def _sharded(self, state):
         """The stored vectors sharded over a cluster for the blocks within, where

@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import socket
 import sys
@@ -958,6 +959,13 @@ class _Spawn:
         )
         self.futures[s] = future
         return future.result()
+
+    def close(self):
+        """Release the actors' futures, so that the workers drop the shards. Each call
+        of a dask actor leaves a reference cycle that holds its handle (a closure
+        that refers to itself, in ``distributed.actor``): only a collection frees it."""
+        self.futures.clear()
+        gc.collect()
 
     def lost(self, s, exc):
         """Whether ``exc``, raised by a call of shard s, means its worker is gone: the

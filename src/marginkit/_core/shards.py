@@ -165,11 +165,14 @@ class Sharded:
         self.loads = np.zeros(self.n_shards, dtype=np.int64)
 
     def close(self):
-        """Let the shards go (their actors end with the last reference)."""
+        """Let the shards go (their actors end with the last reference; ``spawn``'s
+        ``close``, where it has one, lets go of its own)."""
         for part in self.parts:
             part.actor = None
         self.parts = []
         self.state = self.store = None
+        self._last = None
+        getattr(self.spawn, "close", lambda: None)()
 
     def sizes(self):
         """Entries held by each shard, as the driver assigned them."""
