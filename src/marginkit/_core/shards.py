@@ -32,9 +32,10 @@ whichever worker processes hold the shards. A shard whose worker is lost is made
 anew on another (or the restarted) worker from the driver's rows, and the call
 repeated: the sums, and so the model, are the same.
 
-Dask's actors already keep an object in a worker and run its calls in order; this
-module adds only the engine's side (what a shard holds and computes, who holds what),
-which no library does.
+Dask's actors already keep an object in a worker and run its calls one at a time;
+this module adds only the engine's side (what a shard holds and computes, who holds
+what), which no library does, and keeps one call at most in flight to each shard, so
+that each call finds the rows and the block that the calls before it sent.
 """
 
 import functools
@@ -145,9 +146,9 @@ class Sharded:
         self.lock = threading.Lock()
         self.state = self.store = None
         self.parts = []
-        #: bytes sent to the shards and received from them (arrays only), calls made,
-        #: shards made anew after their worker was lost
-        self.bytes_sent = self.bytes_received = self.calls = self.remade = 0
+        #: bytes sent to the shards and received from them (arrays only), shards made
+        #: anew after their worker was lost
+        self.bytes_sent = self.bytes_received = self.remade = 0
         self._last = None  # the last block sent, and its packed form
 
     # -- who holds what ------------------------------------------------------------------
@@ -319,7 +320,6 @@ class Sharded:
             except Exception as exc:
                 tries = self._lost(part, exc, tries)
         self.bytes_sent += _nbytes(rows) + _nbytes(sent) + _nbytes(plan) + _nbytes(rest)
-        self.calls += 1
         return future
 
     def _packed(self, block):
