@@ -830,7 +830,7 @@ class MixingClassifier(_Wrapper):
         with bar:
             for epoch in range(self.max_iter):
                 # one shard continues the state itself: the mix of one state is that
-                # state; several start with their sums of hypotheses at 0 (mix)
+                # state; several start with their sums of hypotheses at 0 (_MixSums)
                 sent = mixed if n_shards == 1 else [s.without_sum() for s in mixed]
                 shared_states = dask.delayed(sent, traverse=False)
                 shared_model = dask.delayed(template, traverse=False)

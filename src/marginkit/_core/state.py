@@ -170,7 +170,7 @@ class PNormState:
         if ist[L.I_LOG]:
             check.equal(int(ist[L.I_K]), w + "ist (k: corrections + 1)", K + 1)
         else:
-            # a mixed state (:meth:`mix`) restarts k from the shards' mean, below the
+            # a mixed state (:meth:`from_sums`) restarts k from the shards' mean, below the
             # corrections made on every shard; k is a count, not an index
             check.integer(ist[L.I_K], w + "ist (k)", 1, K + 1)
         trials = check.integer(ist[L.I_TRIALS], w + "ist (trials)", K)
@@ -290,7 +290,8 @@ class PNormState:
 
     def without_sum(self):
         """A copy whose running sum of hypotheses is 0 (``acc``, ``u``, Sigma): what a
-        shard of :meth:`mix` starts its epoch from, so that it returns its own sum."""
+        shard of iterative parameter mixing (:meth:`from_sums`) starts its epoch from,
+        so that it returns its own sum."""
         out = copy.deepcopy(self)
         out.acc[:] = 0.0
         out.u[:] = 0.0
