@@ -613,11 +613,22 @@ def run_kernel(args, _client):
         print("\n".join(verdicts))
 
 
+#: the parts, in the order ``--part all`` runs them
+PARTS = {
+    "a9a": run_a9a,
+    "mnist": run_mnist,
+    "separable": run_separable,
+    "dense": run_dense,
+    "stream": run_stream,
+    "kernel": run_kernel,
+}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--part",
-        choices=["a9a", "mnist", "separable", "dense", "stream", "kernel", "all"],
+        choices=[*PARTS, "all"],
         default="all",
     )
     parser.add_argument("--epochs", type=int, default=5)
@@ -661,18 +672,9 @@ def main(argv=None):
     )
     start = time.perf_counter()
     with _dask_client(args.workers, None) as client:
-        if args.part in ("a9a", "all"):
-            run_a9a(args, client)
-        if args.part in ("mnist", "all"):
-            run_mnist(args, client)
-        if args.part in ("separable", "all"):
-            run_separable(args, client)
-        if args.part in ("dense", "all"):
-            run_dense(args, client)
-        if args.part in ("stream", "all"):
-            run_stream(args, client)
-        if args.part in ("kernel", "all"):
-            run_kernel(args, client)
+        for part, run in PARTS.items():
+            if args.part in (part, "all"):
+                run(args, client)
     print(f"\nwall time {time.perf_counter() - start:.0f} s")
     return 0
 

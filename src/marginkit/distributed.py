@@ -761,15 +761,9 @@ class MixingClassifier(_Wrapper):
             tasks = [dask.delayed(_max_row_norm)(b, p) for b in xs]
             return max(dask.compute(*tasks))
 
-        est.classes_ = classes
-        est.n_features_in_ = int(X.shape[1])
-        # R_, p_ and the model's units, from every row, once (the variance is only a
-        # kernel's gamma="scale")
-        est._initialise(DataSummary(X.shape[1], sp.issparse(X._meta), max_norm, None))
-        template = copy.copy(est)
-        del template._states
         work = [(_shard_epoch, (xb, yb)) for xb, yb in zip(xs, ys, strict=True)]
-        self._epochs(dask, est, template, work, rows, callback)
+        summary = DataSummary(X.shape[1], sp.issparse(X._meta), max_norm, None)
+        self._epochs(dask, est, classes, summary, work, rows, callback)
         return self
 
     def _fit_files(self, paths, y, classes, callback, reading):
@@ -806,19 +800,22 @@ class MixingClassifier(_Wrapper):
             tasks = [dask.delayed(_file_max_norm, pure=False)(path, reading, p) for path in paths]
             return max(dask.compute(*tasks))
 
-        est.classes_ = classes
-        est.n_features_in_ = width
-        est._initialise(DataSummary(width, fmt == "svmlight", max_norm, None))
-        template = copy.copy(est)
-        del template._states
         work = [(_file_epoch, (path, reading)) for path in paths]
-        self._epochs(dask, est, template, work, rows, callback)
+        summary = DataSummary(width, fmt == "svmlight", max_norm, None)
+        self._epochs(dask, est, classes, summary, work, rows, callback)
         return self
 
-    def _epochs(self, dask, est, template, work, rows, callback):
-        """The epochs of :meth:`fit`, each a pass of every shard and a mix; ``work``
+    def _epochs(self, dask, est, classes, summary, work, rows, callback):
+        """The epochs of :meth:`fit`, each a pass of every shard and a mix, after the
+        estimator's start from ``classes`` and ``summary`` (a DataSummary of all the
+        rows: R_, p_ and the model's units decided once, from every row); ``work``
         holds each shard's ``(epoch function, its arguments after the model and the
         states)``."""
+        est.classes_ = classes
+        est.n_features_in_ = summary.n_features
+        est._initialise(summary)
+        template = copy.copy(est)  # what every shard's task gets, without the states
+        del template._states
         n_shards, n_samples = len(work), sum(rows)
         mixed = est._states
         n_problems = len(mixed)
