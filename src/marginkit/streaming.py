@@ -459,8 +459,8 @@ def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **op
         The options of :class:`FileStream`: ``n_features``, ``classes``,
         ``zero_based``, ``label_column``, ``skip_header``, ``prefetch`` and
         ``progress`` (called with the number of examples of each chunk the fit's
-        passes read). With ``classes``
-        (and, for svmlight, ``n_features`` and ``zero_based``) given, the fit makes no
+        passes read). With ``classes`` (and, for svmlight, ``n_features`` and
+        ``zero_based``) given, the fit makes no
         first pass over the file: one pass an epoch is all it reads, unless it needs a
         norm or a variance (and PUMMA's ``margin_``, one pass more).
 
