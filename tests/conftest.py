@@ -52,6 +52,14 @@ def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
     return X, y
 
 
+@pytest.fixture
+def threads():
+    """dask's threaded scheduler, whether or not a client of the module is running."""
+    dask = pytest.importorskip("dask", reason="the Dask runs need the 'dask' extra")
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     """A client of a real dask.distributed LocalCluster: 2 worker processes, one thread

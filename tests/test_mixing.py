@@ -36,13 +36,6 @@ from marginkit.distributed import MixingClassifier  # noqa: E402
 STATE_ARRAYS = ("v", "g", "acc", "u", "fs", "ist")
 
 
-@pytest.fixture
-def threads():
-    """dask's threaded scheduler, whether or not a client of this module is running."""
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
 @contextlib.contextmanager
 def local_cluster(n_workers, current=True):
     """A client of a LocalCluster of ``n_workers`` processes (one thread each), current

@@ -24,12 +24,6 @@ da = pytest.importorskip("dask.array")
 from marginkit.distributed import MixingClassifier  # noqa: E402
 
 
-@pytest.fixture
-def threads():
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
 def sparse_rows(n, d, seed, n_classes=2):
     """Sparse rows (about a third of the entries) and labels of a noisy linear concept;
     column 0 holds no entry (the files' lowest index then decides their base)."""
