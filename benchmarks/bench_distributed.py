@@ -9,7 +9,9 @@ a9a
     16 equal contiguous chunks (the shards), against the serial ``fit`` of the same
     rows in the same order; test error on a9a.t after each of ``--epochs`` epochs
     (``tol=None``), for averaged ALMA_2(0.9), ALMA_p with ``p="log"`` and the
-    Perceptron; uniform mixing, and weighted by corrections at 8 shards. Also: the
+    Perceptron; uniform mixing, weighted by corrections at 8 shards, and at 8 and 16
+    shards a mix every ``--mix-every`` rows of each shard with block momentum
+    (``momentum="auto"``). Also: the
     corrections, the fit's wall time (the per-epoch scoring of the test set, in a
     callback, included) and the bytes a fit moves per epoch to the workers (the mixed
     state, once to each) and to the driver (the root of the tree of tasks that sums the
@@ -20,12 +22,16 @@ mnist
     Linear one-vs-rest MNIST (the 60000 training digits shuffled once, seed 0, pixels
     / 255, tested on the 10000 test digits): serial against 8 and 16 equal contiguous shards,
     averaged ALMA_2(0.9) and the Perceptron, test error after each of ``--epochs``
-    epochs. Target: within 0.2 points of the serial fit from the first epoch.
+    epochs and the fit's wall time, for one mix an epoch and for a mix every
+    ``--mix-every`` rows of each shard with block momentum. Target: within 0.2 points
+    of the serial fit from the first epoch.
 separable
     The Perceptron (last hypothesis, no bias) on 4000 rows of 20 features separable
     through the origin with margin gamma (at least 0.05; the rows of a normal draw
     farther than that from a random unit hyperplane), serial against 2, 4, 8 and 16
-    shards with uniform mixing, until an epoch without mistakes: the epochs, the
+    shards with uniform mixing, and with a mix every ``--mix-every`` rows of each shard
+    with block momentum (no bound is proved for it), until an epoch without mistakes:
+    the epochs, the
     mistakes summed over shards and epochs, McDonald et al.'s weighted sum (that total
     over the shards' number), and the bound ``R^2 / gamma^2``. Targets: the sums under
     the bound, and the epochs to one without mistakes falling as shards are added.
@@ -56,7 +62,7 @@ stream
 A benchmark reports; it does not fail. Usage::
 
     python benchmarks/bench_distributed.py [--part a9a|mnist|separable|dense|stream|all]
-        [--epochs 5]
+        [--epochs 5] [--mix-every 30]
         [--workers 2] [--data-dir DIR] [--stream-rows 10000000] [--stream-files 2]
         [--stream-dir DIR]
 """
@@ -71,7 +77,7 @@ from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 A9A_SHARDS = [(1, "uniform"), (2, "uniform"), (4, "uniform"), (8, "uniform")]
-A9A_SHARDS += [(8, "corrections"), (16, "uniform")]
+A9A_SHARDS += [(8, "corrections"), (16, "uniform"), (8, "filtered"), (16, "filtered")]
 TARGET_POINTS = 0.2
 STREAM_TARGET = 0.7  # a mixed epoch over 2 files on 2 workers, against the serial one
 STREAM_GROUPS = [22, 17, 16, 14, 12, 11, 10, 9, 9, 8, 7, 6, 5, 4]  # 150 one-hot features
@@ -124,6 +130,21 @@ def _loaded(part, loader, data_dir):
         return None
 
 
+def _mixing(mixing, mix_every):
+    """MixingClassifier's parameters for a row of the tables: ``mixing`` as the class
+    takes it, or "filtered" (uniform, a mix every ``mix_every`` rows of each shard,
+    block momentum)."""
+    if mixing == "filtered":
+        return {"mixing": "uniform", "mix_every": mix_every, "momentum": "auto"}
+    return {"mixing": mixing}
+
+
+def _mixing_name(mixing, mix_every):
+    if mixing == "filtered":
+        return f"every {mix_every} rows, momentum"
+    return mixing
+
+
 def _curve(errors):
     return " | ".join(f"{100 * e:.2f}" for e in errors)
 
@@ -166,24 +187,28 @@ def run_a9a(args, client):
             dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1]), asarray=False))
             dy = client.persist(da.from_array(y, chunks=rows))
             curve = []
-            clf = MixingClassifier(make(), max_iter=args.epochs, tol=None, mixing=mixing)
+            clf = MixingClassifier(
+                make(), max_iter=args.epochs, tol=None, **_mixing(mixing, args.mix_every)
+            )
             t = time.perf_counter()
             clf.fit(
                 dX, dy, callback=lambda c, _, out=curve: out.append(1 - c.score(X_test, y_test))
             )
             took = time.perf_counter() - t
             # the mixed state to each worker once, the root of the mix's tree back
-            sent = state_bytes(clf.estimator_) * min(args.workers, shards)
-            back = root_bytes(clf.estimator_, mixing, shards)
+            # (per mix: a filtered fit makes several an epoch)
+            per = clf.n_mixes_ // clf.n_iter_ if clf.n_mixes_ else 1
+            sent = state_bytes(clf.estimator_) * min(args.workers, shards) * per
+            back = root_bytes(clf.estimator_, clf.mixing, shards) * per
             print(
-                f"| | {shards} | {mixing} | {_curve(curve)} | {clf.n_corrections_} | "
-                f"{took:.2f} | {sent} / {back} |",
+                f"| | {shards} | {_mixing_name(mixing, args.mix_every)} | {_curve(curve)} | "
+                f"{clf.n_corrections_} | {took:.2f} | {sent} / {back} |",
                 flush=True,
             )
             # mixed minus serial, in points: the targets ask that mixing cost at most
             # 0.2 points (a mix better than the serial fit passes)
             gaps = [(c - s) * 100 for c, s in zip(curve, serial, strict=True)]
-            if shards >= 8 and mixing == "uniform":
+            if shards >= 8 and mixing in ("uniform", "filtered"):
                 if name.startswith("ALMA_log"):
                     ok = gaps[min(4, len(gaps) - 1)] <= TARGET_POINTS
                     what = "by the fifth epoch"
@@ -193,16 +218,18 @@ def run_a9a(args, client):
                 status = "PASS" if ok else "MISS"
                 gap = " ".join(f"{g:+.2f}" for g in gaps)
                 misses.append(
-                    f"  {name}, {shards} shards: at most {TARGET_POINTS} points above the "
-                    f"serial error {what}? {status} (mixed - serial: {gap})"
+                    f"  {name}, {shards} shards, {_mixing_name(mixing, args.mix_every)}: at "
+                    f"most {TARGET_POINTS} points above the serial error {what}? {status} "
+                    f"(mixed - serial: {gap})"
                 )
     print("\ntargets (against the serial fit's error after the same epochs, 8 and 16 shards):")
     print("\n".join(misses))
 
 
-def _epoch_errors(make, X, y, X_test, y_test, epochs, shards, client):
-    """Test errors after each epoch: serial (``shards`` 0) or mixed over equal
-    contiguous row chunks."""
+def _epoch_errors(make, X, y, X_test, y_test, epochs, shards, client, **mixing):
+    """Test errors after each epoch, and the fit's wall seconds: serial (``shards`` 0)
+    or mixed over equal contiguous row chunks, with ``mixing`` MixingClassifier's
+    parameters."""
     import dask.array as da
 
     from marginkit.distributed import MixingClassifier
@@ -210,14 +237,16 @@ def _epoch_errors(make, X, y, X_test, y_test, epochs, shards, client):
     curve = []
     if not shards:
         est = make().set_params(max_iter=epochs, tol=None)
+        t = time.perf_counter()
         est.fit(X, y, callback=lambda e, _: curve.append(1 - e.score(X_test, y_test)))
-        return curve
+        return curve, time.perf_counter() - t
     rows = -(-X.shape[0] // shards)
     dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1])))
     dy = client.persist(da.from_array(y, chunks=rows))
-    clf = MixingClassifier(make(), max_iter=epochs, tol=None)
+    clf = MixingClassifier(make(), max_iter=epochs, tol=None, **mixing)
+    t = time.perf_counter()
     clf.fit(dX, dy, callback=lambda c, _: curve.append(1 - c.score(X_test, y_test)))
-    return curve
+    return curve, time.perf_counter() - t
 
 
 def run_mnist(args, client):
@@ -236,27 +265,43 @@ def run_mnist(args, client):
     head = " | ".join(str(e + 1) for e in range(args.epochs))
     print(
         f"\n## mnist: linear one-vs-rest, {X.shape[0]} rows, test error (%) after each "
-        f"epoch, tol=None, {args.workers} workers\n"
+        f"epoch, tol=None, {args.workers} workers (fit s: the per-epoch scoring included)\n"
     )
-    print(f"| model | shards | {head} |\n| --- | --- |" + " ---: |" * args.epochs)
+    print(
+        f"| model | shards | mixes | {head} | fit s |\n| --- | --- | --- |"
+        + " ---: |" * (args.epochs + 1)
+    )
     verdicts = []
     for name, make in [
         ("ALMA_2(0.9) avg", lambda: ALMAClassifier(alpha=0.9)),
         ("Perceptron avg", lambda: PerceptronClassifier()),
     ]:
-        serial = _epoch_errors(make, X, y, X_test, y_test, args.epochs, 0, client)
-        print(f"| {name} | serial | {_curve(serial)} |", flush=True)
+        serial, took = _epoch_errors(make, X, y, X_test, y_test, args.epochs, 0, client)
+        print(f"| {name} | serial | | {_curve(serial)} | {took:.1f} |", flush=True)
         for shards in (8, 16):
-            curve = _epoch_errors(make, X, y, X_test, y_test, args.epochs, shards, client)
-            print(f"| | {shards} | {_curve(curve)} |", flush=True)
-            gaps = [(c - s) * 100 for c, s in zip(curve, serial, strict=True)]
-            ok = max(gaps) <= TARGET_POINTS
-            verdicts.append(
-                f"  {name}, {shards} shards: at most {TARGET_POINTS} points above the serial "
-                f"error from the first epoch? {'PASS' if ok else 'MISS'} (mixed - serial: "
-                + " ".join(f"{g:+.2f}" for g in gaps)
-                + ")"
-            )
+            for mixing in ("uniform", "filtered"):
+                what = (
+                    "one an epoch" if mixing == "uniform" else _mixing_name(mixing, args.mix_every)
+                )
+                curve, took = _epoch_errors(
+                    make,
+                    X,
+                    y,
+                    X_test,
+                    y_test,
+                    args.epochs,
+                    shards,
+                    client,
+                    **_mixing(mixing, args.mix_every),
+                )
+                print(f"| | {shards} | {what} | {_curve(curve)} | {took:.1f} |", flush=True)
+                gaps = [(c - s) * 100 for c, s in zip(curve, serial, strict=True)]
+                ok = max(gaps) <= TARGET_POINTS
+                verdicts.append(
+                    f"  {name}, {shards} shards, {what}: at most {TARGET_POINTS} points above "
+                    f"the serial error from the first epoch? {'PASS' if ok else 'MISS'} "
+                    "(mixed - serial: " + " ".join(f"{g:+.2f}" for g in gaps) + ")"
+                )
     print("\ntargets (against the serial fit's error after the same epochs):")
     print("\n".join(verdicts))
 
@@ -306,24 +351,34 @@ def run_separable(args, client):
         f"{'yes' if serial.n_corrections_ <= bound else 'no'} |",
         flush=True,
     )
-    for shards in (2, 4, 8, 16):
-        rows = -(-X.shape[0] // shards)
-        dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1])))
-        dy = client.persist(da.from_array(y, chunks=rows))
-        clf = MixingClassifier(make(), max_iter=5000, tol=None).fit(dX, dy)
-        total = int(clf.n_corrections_)
-        weighted = total / shards
-        epochs.append(clf.n_iter_)
+    filtered = []
+    for mixing in ("uniform", "filtered"):
+        for shards in (2, 4, 8, 16):
+            rows = -(-X.shape[0] // shards)
+            dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1])))
+            dy = client.persist(da.from_array(y, chunks=rows))
+            clf = MixingClassifier(
+                make(), max_iter=5000, tol=None, **_mixing(mixing, args.mix_every)
+            ).fit(dX, dy)
+            total = int(clf.n_corrections_)
+            weighted = total / shards
+            (epochs if mixing == "uniform" else filtered).append(clf.n_iter_)
+            label = (
+                shards
+                if mixing == "uniform"
+                else f"{shards}, {_mixing_name(mixing, args.mix_every)}"
+            )
+            print(
+                f"| {label} | {clf.n_iter_} | {total} | {weighted:.0f} | "
+                f"{'yes' if weighted <= bound else 'no'} |",
+                flush=True,
+            )
+    for what, counts in [("one mix an epoch", epochs), ("filtered", [epochs[0], *filtered])]:
+        falling = all(b <= a for a, b in zip(counts, counts[1:], strict=False))
         print(
-            f"| {shards} | {clf.n_iter_} | {total} | {weighted:.0f} | "
-            f"{'yes' if weighted <= bound else 'no'} |",
-            flush=True,
+            f"\ntarget ({what}): the epochs to one without mistakes fall as shards are "
+            f"added: {' -> '.join(map(str, counts))} -> {'PASS' if falling else 'MISS'}"
         )
-    falling = all(b <= a for a, b in zip(epochs, epochs[1:], strict=False))
-    print(
-        "\ntarget: the epochs to one without mistakes fall as shards are added: "
-        f"{' -> '.join(map(str, epochs))} -> {'PASS' if falling else 'MISS'}"
-    )
 
 
 def run_dense(args, client):
@@ -633,6 +688,7 @@ def main(argv=None):
     )
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--mix-every", type=int, default=30)
     parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", str(DEFAULT_DATA)))
     parser.add_argument("--stream-rows", type=int, default=10_000_000)
     parser.add_argument("--stream-files", type=int, default=2)
@@ -641,8 +697,8 @@ def main(argv=None):
     parser.add_argument("--kernel-block", type=int, default=1024)
     parser.add_argument("--kernel-workers", type=int, nargs="+", default=[2])
     args = parser.parse_args(argv)
-    if args.epochs < 1 or args.workers < 1:
-        parser.error("--epochs and --workers are at least 1")
+    if args.epochs < 1 or args.workers < 1 or args.mix_every < 1:
+        parser.error("--epochs, --workers and --mix-every are at least 1")
     if args.stream_rows < args.stream_files or args.stream_files < 1:
         parser.error("--stream-files is at least 1, and at most --stream-rows")
     if args.stream_dir is None:
