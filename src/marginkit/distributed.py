@@ -931,7 +931,7 @@ class MixingClassifier(_Wrapper):
         momentum = self._momentum(est, n_shards)
         step = max(rows) if self.mix_every is None else self.mix_every
         n_rounds = -(-max(rows) // step)
-        shared_model = dask.delayed(template, traverse=False)
+        model = dask.delayed(template, traverse=False)  # one key, whatever the tasks
         bar = tqdm(total=self.max_iter, disable=not self.verbose, desc=type(self).__name__)
         with bar:
             for epoch in range(self.max_iter):
@@ -942,33 +942,10 @@ class MixingClassifier(_Wrapper):
                     first = mix * step
                     part = [(i, min(step, n - first)) for i, n in enumerate(rows) if n > first]
                     bounds = () if n_rounds == 1 else (first, first + step)
-                    # one shard continues the state itself: the mix of one state is that
-                    # state; several start with their sums of hypotheses at 0 (_MixSums)
-                    sent = mixed if n_shards == 1 else [s.without_sum() for s in mixed]
-                    shared_states = dask.delayed(sent, traverse=False)
-                    tasks = [
-                        dask.delayed(work[i][0], pure=False)(
-                            shared_model, shared_states, *work[i][1], *bounds
-                        )
-                        for i, _ in part
-                    ]
-                    if n_shards == 1:
-                        (result,) = dask.compute(tasks[0])
-                        made = np.array(
-                            [
-                                [
-                                    r.n_corrections - m.n_corrections
-                                    for r, m in zip(result, mixed, strict=True)
-                                ]
-                            ],
-                            dtype=np.int64,
-                        )
-                        mixed = list(result)
-                    else:
-                        sums = self._reduced(dask, mixed, tasks, [n for _, n in part])
-                        made = np.array(sums.by_shard, dtype=np.int64)
-                        mixed = sums.mixed(mixed, sum(n for _, n in part), momentum)
-                        self.n_mixes_ += 1
+                    tasks = [(work[i][0], (*work[i][1], *bounds)) for i, _ in part]
+                    mixed, made = self._mix(
+                        dask, model, mixed, tasks, [n for _, n in part], n_shards, momentum
+                    )
                     made_by_shard[[i for i, _ in part]] += made.sum(axis=1)
                     total += made.sum(axis=0)
                 per_epoch.append(made_by_shard)
@@ -990,6 +967,26 @@ class MixingClassifier(_Wrapper):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+
+    def _mix(self, dask, model, mixed, work, rows, n_shards, momentum):
+        """One mix: every task of ``work`` (``(function, its arguments after the model
+        and the states)``, one a shard, ``rows`` its rows) run with ``model`` (the
+        estimator without its states, a dask key) from the ``mixed`` states, then
+        mixed; the new states, and each task's corrections per problem."""
+        # one shard continues the state itself: the mix of one state is that state;
+        # several start with their sums of hypotheses at 0 (_MixSums)
+        sent = mixed if n_shards == 1 else [s.without_sum() for s in mixed]
+        states = dask.delayed(sent, traverse=False)
+        tasks = [dask.delayed(run, pure=False)(model, states, *args) for run, args in work]
+        if n_shards == 1:
+            (result,) = dask.compute(tasks[0])
+            made = [
+                [r.n_corrections - m.n_corrections for r, m in zip(result, mixed, strict=True)]
+            ]
+            return list(result), np.array(made, dtype=np.int64)
+        sums = self._reduced(dask, mixed, tasks, rows)
+        self.n_mixes_ += 1
+        return sums.mixed(mixed, sum(rows), momentum), np.array(sums.by_shard, dtype=np.int64)
 
     def _momentum(self, est, n_shards):
         """The block momentum of this fit's mixes (:class:`_Momentum`), or None: none
