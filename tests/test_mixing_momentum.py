@@ -107,14 +107,18 @@ def test_the_filtered_step_by_hand(threads):
     assert mixed.n_trials == 240
 
 
-def test_shards_of_unequal_rows(threads):
-    """Chunks of 150, 150 and 60 rows, a mix every 50: three mixes of three shards, then
-    none of the third; every correction counted once, for its shard."""
+@pytest.mark.parametrize("mixing", ["uniform", "corrections"])
+def test_shards_of_unequal_rows(threads, mixing):
+    """Chunks of 150, 150 and 60 rows, a mix every 50: three mixes an epoch, two of the
+    three shards (the third's 50 rows, then its last 10) and one of the first two;
+    every correction counted once, for its shard; the same bits twice."""
     X, y = make_blobs_pm(n=360, d=6, n_classes=3, seed=2)
     dX = da.concatenate([chunked(X[:300], 150), chunked(X[300:], 60)])
-    clf = MixingClassifier(
-        PerceptronClassifier(), max_iter=4, tol=None, mix_every=50, momentum="auto"
-    ).fit(dX, y)
+    make = lambda: MixingClassifier(  # noqa: E731
+        PerceptronClassifier(), max_iter=4, tol=None, mixing=mixing, mix_every=50, momentum="auto"
+    )
+    clf = make().fit(dX, y)
+    assert same_bits(clf.estimator_, make().fit(dX, y).estimator_)
     assert clf.n_shards_ == 3 and clf.n_mixes_ == 4 * 3
     per = clf.n_corrections_per_epoch_
     assert per.shape == (4, 3) and per.sum() == clf.n_corrections_

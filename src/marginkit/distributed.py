@@ -617,10 +617,11 @@ class MixingClassifier(_Wrapper):
         alike; ALMA's weights are projected back onto its unit q-ball. "auto": ``1 -
         1 / n_shards_``, under which a steady step becomes the shards' steps summed,
         as if one learner had made all their corrections. 0 is plain iterative
-        parameter mixing. Momentum is no convex mix of the shards' hypotheses: McDonald
-        et al.'s mistake bound is proved for 0 only (measured on separable data in the
-        scale-out guide). With one shard the fit is the serial one, whatever the
-        momentum.
+        parameter mixing. Meant with ``mix_every``: with one mix an epoch the filter
+        has few steps, and on a9a it fell behind the plain mix after the second epoch.
+        Momentum is no convex mix of the shards' hypotheses: McDonald et al.'s mistake
+        bound is proved for 0 only (measured on separable data in the scale-out
+        guide). With one shard the fit is the serial one, whatever the momentum.
     verbose : int, default=0
         A progress bar over the epochs.
 
