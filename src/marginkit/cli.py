@@ -74,6 +74,19 @@ _seed = _int_at_least(0)
 _count = _int_at_least(1)
 
 
+def _momentum(text: str):
+    """An argparse type: "auto", or a number in [0, 1)."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number or auto: {text!r}") from None
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
+    return value
+
+
 def _number_list(convert, kind, valid, requirement):
     """An argparse type: a comma-separated list of numbers, each checked by ``valid``."""
 
@@ -317,7 +330,12 @@ def _add_model_commands(commands):
         description="Fit an estimator on an svmlight or CSV file and save it with "
         "marginkit.save (a skops archive that loads without running code).",
     )
-    train.add_argument("data", metavar="DATA", help="training data file")
+    train.add_argument(
+        "data",
+        metavar="DATA",
+        nargs="+",
+        help="training data file; several with --workers or --scheduler, each a shard",
+    )
     train.add_argument(
         "--estimator",
         required=True,
@@ -392,6 +410,41 @@ def _add_model_commands(commands):
         help="svmlight: the index of the first feature (default: 0 if the file uses index "
         "0, else 1, as scikit-learn's zero_based='auto'; streamed, that costs a first pass); "
         "the model keeps it for every file it reads",
+    )
+    cluster = train.add_argument_group(
+        "on a Dask cluster",
+        "iterative parameter mixing (marginkit.distributed.MixingClassifier) of ALMA, the "
+        "Perceptron or ROMMA: each DATA file is a shard, read on the workers in chunks "
+        "(--chunk-size, default 10000), never through this process; --max-iter and tol "
+        "bound the epochs",
+    )
+    where = cluster.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="train on a local cluster of N worker processes",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="train on the Dask cluster at ADDRESS, e.g. tcp://host:8786 (the DATA paths "
+        "must name the files where its workers run)",
+    )
+    cluster.add_argument(
+        "--mixing",
+        choices=("uniform", "corrections"),
+        default="uniform",
+        help="the shards' weights in each mix: equal, or their corrections (default uniform)",
+    )
+    cluster.add_argument(
+        "--momentum",
+        type=_momentum,
+        default=0.0,
+        metavar="M",
+        help="block momentum over the mixes, in [0, 1), or auto (1 - 1/shards); default 0",
     )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     train.add_argument(
@@ -483,9 +536,13 @@ def _train(args) -> int:
             chunk_size=args.chunk_size,
             classes=args.classes,
             zero_based="auto" if args.first_index is None else args.first_index == 0,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            mixing=args.mixing,
+            momentum=args.momentum,
             **_read_options(args, -1),
         )
-    except (FileNotFoundError, InvalidParameterError, TypeError, ValueError) as exc:
+    except (FileNotFoundError, ImportError, InvalidParameterError, TypeError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")
@@ -498,9 +555,11 @@ def _train(args) -> int:
             _say(f"resumed from the checkpoint {summary['resumed_from']}")
         for message in summary["warnings"]:
             _say(f"warning: {message}")
+        shards = summary.get("n_shards")
+        where = f" in {shards} shard{'s' * (shards != 1)} on a Dask cluster" if shards else ""
         _say(
             f"trained {summary['estimator']} on {summary['n_samples']} examples x "
-            f"{summary['n_features']} features in {summary['train_seconds']:.2f} s "
+            f"{summary['n_features']} features{where} in {summary['train_seconds']:.2f} s "
             f"({summary['n_corrections']} corrections; {describe_passes(summary)}); saved "
             f"{summary['model']}"
         )

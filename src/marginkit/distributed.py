@@ -644,6 +644,10 @@ class MixingClassifier(_Wrapper):
         Corrections over every shard, epoch and one-vs-rest problem.
     n_corrections_per_epoch_ : ndarray of shape (n_iter_, n_shards_)
         The corrections of each shard in each epoch (over the one-vs-rest problems).
+    input_format_ : dict or None
+        Files: how they were read, for every file the model reads later (``format``,
+        ``n_features``, and ``zero_based`` for svmlight or ``label_column`` for CSV:
+        what ``marginkit train`` records on the model it saves); None for dask arrays.
 
     See Also
     --------
@@ -815,6 +819,7 @@ class MixingClassifier(_Wrapper):
             paths = _paths_of(X)
             if paths is not None:
                 return self._fit_files(paths, y, classes, callback, reading)
+            self.input_format_ = None
             # a dask DataFrame's partitions are the shards; persisted once, as an array's
             X, y = _from_frame(X, persist=True), _from_frame(y, persist=True)
             given = [k for k, v in reading.items() if not _is_default(v, READING[k])]
@@ -908,6 +913,11 @@ class MixingClassifier(_Wrapper):
         work = [(_file_epoch, (path, reading)) for path in paths]
         summary = DataSummary(width, fmt == "svmlight", max_norm, None)
         self._epochs(dask, est, classes, summary, work, rows, callback)
+        self.input_format_ = {"format": fmt, "n_features": int(width)}
+        if fmt == "svmlight":
+            self.input_format_["zero_based"] = bool(zero_based)
+        else:
+            self.input_format_["label_column"] = int(reading["label_column"])
         return self
 
     def _epochs(self, dask, est, classes, summary, work, rows, callback):

@@ -181,9 +181,20 @@ def train(
     chunk_size=None,
     classes=None,
     zero_based="auto",
+    workers=None,
+    scheduler=None,
+    mixing="uniform",
+    momentum=0.0,
     **read,
 ):
     """Fit ``estimator`` (a name) on a data file and save the model; a summary dict.
+
+    With ``workers`` (a local Dask cluster of that many processes) or ``scheduler`` (the
+    address of a running one), ``data`` is one file or a list of them, each a shard of
+    :class:`marginkit.distributed.MixingClassifier` (with ``mixing`` and ``momentum``),
+    read on the workers in chunks of ``chunk_size`` examples (default 10 000), never
+    through this process; the estimator's ``max_iter`` and ``tol`` are the epochs'. The
+    summary adds ``n_shards`` and ``n_mixes``.
 
     With ``checkpoint``, training writes its progress there (every
     ``checkpoint_every`` trials) and resumes from it when it exists.
@@ -207,6 +218,25 @@ def train(
     est = make_estimator(estimator, params)
     # where the work goes, checked before any of it is done
     prepare_output(model, "the model")
+    on_cluster = workers is not None or scheduler is not None
+    if not on_cluster and not isinstance(data, str | os.PathLike):
+        if len(data) != 1:
+            raise ValueError(
+                f"{len(data)} data files are trained as the shards of a Dask cluster: "
+                "give workers (--workers N) or scheduler (--scheduler ADDRESS)"
+            )
+        (data,) = data
+    if on_cluster:
+        if checkpoint is not None or checkpoint_every is not None:
+            raise ValueError(
+                "a checkpoint records a position in data held in memory: it cannot be "
+                "combined with training on a Dask cluster"
+            )
+        fit_options = {"n_features": n_features, "zero_based": zero_based, "classes": classes}
+        mix = {"workers": workers, "scheduler": scheduler, "mixing": mixing}
+        return _train_mixed(
+            data, estimator, est, model, chunk_size, fmt, fit_options, read, mix, momentum
+        )
     if checkpoint is not None:
         prepare_output(checkpoint, "the checkpoint")
     resumed = checkpoint is not None and Path(checkpoint).is_file()
@@ -277,6 +307,51 @@ def train(
         **passes_made(est, last),
         "train_seconds": seconds,
         "resumed_from": str(checkpoint) if resumed else None,
+        "warnings": [str(w.message) for w in caught],
+    }
+
+
+def _train_mixed(data, name, est, model, chunk_size, fmt, options, read, where, momentum):
+    """:func:`train` on a Dask cluster: every file of ``data`` a shard of
+    :class:`marginkit.distributed.MixingClassifier`, read on the workers."""
+    from .distributed import MixingClassifier
+    from .experiments import _dask_client
+
+    paths = [str(data)] if isinstance(data, str | os.PathLike) else [str(p) for p in data]
+    clf = MixingClassifier(est, mixing=where["mixing"], momentum=momentum)
+    clf._checked_estimator()  # refusals before a cluster is started
+    params = est.get_params()  # the epochs are the meta-estimator's
+    clf.set_params(max_iter=params["max_iter"], tol=params["tol"], verbose=params["verbose"])
+    counts = [0]
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with _dask_client(where["workers"], where["scheduler"]):
+            clf.fit(
+                paths,
+                callback=lambda fitted, _: counts.append(int(fitted.n_corrections_)),
+                chunk_size=10000 if chunk_size is None else chunk_size,
+                fmt=fmt,
+                **options,
+                **read,
+            )
+    seconds = time.perf_counter() - start
+    fitted = clf.estimator_
+    fitted.input_format_ = clf.input_format_
+    save(fitted, model)
+    return {
+        "model": str(model),
+        "estimator": name,
+        # each epoch counts every shard's rows once
+        "n_samples": int(fitted.n_trials_ // clf.n_iter_),
+        "n_features": int(clf.n_features_in_),
+        "classes": [c.item() if hasattr(c, "item") else c for c in clf.classes_],
+        "n_corrections": int(clf.n_corrections_),
+        **passes_made(fitted, counts[-1] - counts[-2]),
+        "n_shards": int(clf.n_shards_),
+        "n_mixes": int(clf.n_mixes_),
+        "train_seconds": seconds,
+        "resumed_from": None,
         "warnings": [str(w.message) for w in caught],
     }
 

@@ -382,7 +382,7 @@ def _dask_client(workers, scheduler):
         from distributed import Client, LocalCluster
     except ImportError as exc:
         raise ImportError(
-            'running cells on Dask needs the dask extra: pip install "marginkit[dask]"'
+            'running on a Dask cluster needs the dask extra: pip install "marginkit[dask]"'
         ) from exc
     if scheduler is not None:
         with Client(scheduler) as client:
