@@ -296,17 +296,34 @@ def train(
     else:
         est.input_format_["label_column"] = int(read.get("label_column", -1))
     save(est, model)
+    return _summary(
+        est,
+        estimator,
+        model,
+        n_samples,
+        width,
+        counts,
+        seconds,
+        caught,
+        checkpoint if resumed else None,
+    )
+
+
+def _summary(est, name, model, n_samples, width, counts, seconds, caught, resumed, **more):
+    """What :func:`train` returns, of the fitted and saved ``est``: ``counts`` the
+    corrections after each pass, ``caught`` the warnings recorded, ``more`` added."""
     last = counts[-1] - counts[-2] if len(counts) >= 2 else None
     return {
         "model": str(model),
-        "estimator": estimator,
+        "estimator": name,
         "n_samples": int(n_samples),
         "n_features": int(width),
         "classes": [c.item() if hasattr(c, "item") else c for c in est.classes_],
         "n_corrections": int(getattr(est, "n_corrections_", 0)),
         **passes_made(est, last),
+        **more,
         "train_seconds": seconds,
-        "resumed_from": str(checkpoint) if resumed else None,
+        "resumed_from": None if resumed is None else str(resumed),
         "warnings": [str(w.message) for w in caught],
     }
 
@@ -339,21 +356,20 @@ def _train_mixed(data, name, est, model, chunk_size, fmt, options, read, where, 
     fitted = clf.estimator_
     fitted.input_format_ = clf.input_format_
     save(fitted, model)
-    return {
-        "model": str(model),
-        "estimator": name,
-        # each epoch counts every shard's rows once
-        "n_samples": int(fitted.n_trials_ // clf.n_iter_),
-        "n_features": int(clf.n_features_in_),
-        "classes": [c.item() if hasattr(c, "item") else c for c in clf.classes_],
-        "n_corrections": int(clf.n_corrections_),
-        **passes_made(fitted, counts[-1] - counts[-2]),
-        "n_shards": int(clf.n_shards_),
-        "n_mixes": int(clf.n_mixes_),
-        "train_seconds": seconds,
-        "resumed_from": None,
-        "warnings": [str(w.message) for w in caught],
-    }
+    n_samples = fitted.n_trials_ // clf.n_iter_  # each epoch counts every shard's rows once
+    return _summary(
+        fitted,
+        name,
+        model,
+        n_samples,
+        clf.n_features_in_,
+        counts,
+        seconds,
+        caught,
+        None,
+        n_shards=int(clf.n_shards_),
+        n_mixes=int(clf.n_mixes_),
+    )
 
 
 def passes_made(est, last_pass=None):
