@@ -470,6 +470,22 @@ def test_no_client_is_a_clear_error():
         ShardedKernelClassifier(KernelALMAClassifier()).partial_fit(X, y, classes=[0, 1])
 
 
+def test_a_cluster_without_workers_is_a_clear_error():
+    """No worker comes within dask's connection timeout (1 s here): a ValueError that
+    says so, not a fit that waits for ever."""
+    X, y = data(2, n=100)
+    with (
+        distributed.LocalCluster(
+            n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as empty,
+        empty.as_current(),
+        dask.config.set({"distributed.comm.timeouts.connect": "1s"}),
+    ):
+        with pytest.raises(ValueError, match=r"found no worker .*waited 1s for one"):
+            ShardedKernelClassifier(KernelALMAClassifier()).fit(X, y)
+
+
 @pytest.mark.parametrize("device", ["CPU_DEVICE", "device1"])
 def test_array_api_arrays_are_refused(client, device):
     """Under scikit-learn's array API dispatch, Array API arrays (here array_api_strict's,

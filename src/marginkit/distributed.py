@@ -1263,7 +1263,18 @@ class ShardedKernelClassifier(_Wrapper):
         client = _client(type(self).__name__)
         workers = client.scheduler_info(n_workers=-1)["workers"]
         if not workers:
-            raise ValueError(f"{type(self).__name__} found no worker in the dask cluster.")
+            # a cluster just started, or whose workers restart: dask's connection timeout
+            import dask
+
+            wait = dask.config.get("distributed.comm.timeouts.connect")
+            try:
+                client.wait_for_workers(1, timeout=wait)
+            except TimeoutError:
+                raise ValueError(
+                    f"{type(self).__name__} found no worker in the dask cluster (it waited "
+                    f"{wait} for one, dask's distributed.comm.timeouts.connect)."
+                ) from None
+            workers = client.scheduler_info(n_workers=-1)["workers"]
         n = len(workers) if self.n_shards is None else self.n_shards
         spawn = _Spawn(client, sorted(workers))
         return Sharded(spawn, n, spawn.lost, _cores_left(workers))
