@@ -75,6 +75,7 @@ def dask_client():
         ) as cluster,
         distributed.Client(cluster, timeout="60s") as client,
     ):
+        client.wait_for_workers(2, timeout=60)  # every one registered
         yield client
 
 

@@ -52,6 +52,7 @@ def local_cluster(n_workers, current=True):
         client.as_current() if current else contextlib.nullcontext(),
         dask.config.set(scheduler="dask.distributed") if current else contextlib.nullcontext(),
     ):
+        client.wait_for_workers(n_workers, timeout=60)  # every one registered
         yield client
 
 
