@@ -202,3 +202,21 @@ def test_refusals(threads, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         MixingClassifier(ALMAClassifier(), max_iter=2, momentum=0.5).fit([str(path)] * 2)
+
+
+def test_the_progress_bar_counts_the_mixes(threads, capsys):
+    """verbose=1: a bar over the epochs, or over the mixes with mix_every; one that ends
+    early (an epoch without corrections) ends full."""
+    X, y, _, _ = separable_with_margin(n=400, d=5, gamma=0.3, seed=1)
+    dX = chunked(X, 100)
+    make = lambda **kw: MixingClassifier(  # noqa: E731
+        PerceptronClassifier(fit_intercept=False), max_iter=50, tol=None, verbose=1, **kw
+    )
+    plain = make().fit(dX, y)
+    err = capsys.readouterr().err
+    assert f"{plain.n_iter_}/{plain.n_iter_} [" in err and ("epoch/s" in err or "s/epoch" in err)
+    every = make(mix_every=25).fit(dX, y)
+    err = capsys.readouterr().err
+    n = every.n_iter_ * 4
+    assert every.n_mixes_ == n < 50 * 4
+    assert f"{n}/{n} [" in err and ("mix/s" in err or "s/mix" in err)

@@ -627,7 +627,7 @@ class MixingClassifier(_Wrapper):
         bound is proved for 0 only (measured on separable data in the scale-out
         guide). With one shard the fit is the serial one, whatever the momentum.
     verbose : int, default=0
-        A progress bar over the epochs.
+        A progress bar over the epochs (over the mixes, with ``mix_every``).
 
     Attributes
     ----------
@@ -947,7 +947,13 @@ class MixingClassifier(_Wrapper):
         step = max(rows) if self.mix_every is None else self.mix_every
         n_rounds = -(-max(rows) // step)
         model = dask.delayed(template, traverse=False)  # one key, whatever the tasks
-        bar = tqdm(total=self.max_iter, disable=not self.verbose, desc=type(self).__name__)
+        # the bar counts epochs, or mixes where an epoch makes several
+        bar = tqdm(
+            total=self.max_iter * n_rounds,
+            disable=not self.verbose,
+            desc=type(self).__name__,
+            unit="epoch" if n_rounds == 1 else "mix",
+        )
         with bar:
             for epoch in range(self.max_iter):
                 made_by_shard = np.zeros(n_shards, dtype=np.int64)
@@ -963,16 +969,16 @@ class MixingClassifier(_Wrapper):
                     )
                     made_by_shard[[i for i, _ in part]] += made.sum(axis=1)
                     total += made.sum(axis=0)
+                    bar.update(1)
                 per_epoch.append(made_by_shard)
                 improving = still_improving(total, fewest, self.tol, n_samples)
                 fewest = np.minimum(fewest, total)
                 self._set_fitted(est, mixed, epoch + 1, per_epoch)
-                bar.update(1)
                 if callback is not None:
                     callback(self, epoch)
                 if (self.tol is not None and not improving) or not total.any():
                     break
-            ended_early(bar, self.max_iter - self.n_iter_)
+            ended_early(bar, (self.max_iter - self.n_iter_) * n_rounds)
         if self.n_iter_ == self.max_iter > 1 and improving and self.tol is not None:
             warnings.warn(
                 f"{type(self).__name__}: the corrections still fell in the last of "
