@@ -58,6 +58,7 @@ from ._passes import TOL, ended_early, still_improving
 from ._utils import DataSummary, row_norms_p
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
+from .margins import _dual_exponent
 from .perceptron import KernelPerceptronClassifier, PerceptronClassifier
 from .pumma import KernelPUMMAClassifier, PUMMAClassifier
 from .romma import KernelROMMAClassifier, ROMMAClassifier
@@ -406,7 +407,7 @@ class _MixSums:
             if momentum is None:
                 k = _rounded_mean(*k)
             else:
-                w, k = momentum.step(j, start, w, k)
+                w, k = momentum.step(j, start, w, k, one["made"])
             out.append(PNormState.from_sums(start, w, acc, one["made"], one["trials"], k))
         return out
 
@@ -425,10 +426,12 @@ class _Momentum:
     shard's corrections would). Per one-vs-rest problem, on the driver, between the
     mixes of one fit: ``G`` of the weights and ``K`` of ALMA's correction counter k,
     which sets its steps and margin (filtered alike, so that k counts about the
-    corrections the filtered weights hold). For ALMA the new weights are projected
-    back onto the unit q-ball of its hypotheses (Gentile, JMLR 2001, Figure 1: ``w /
-    max(1, ||w||_q)``), and ``G`` is the step actually taken. A problem that no shard
-    corrected in a mix keeps its weights, and its momentum is dropped.
+    corrections the filtered weights hold, and at most the corrections made so far
+    plus one, as one learner that made them all would count: ``K`` is held there too).
+    For ALMA the new weights are projected back onto the unit q-ball of its hypotheses
+    (Gentile, JMLR 2001, Figure 1: ``w / max(1, ||w||_q)``), and ``G`` is the step
+    actually taken. A problem that no shard corrected in a mix keeps its weights, and
+    its momentum is dropped.
     """
 
     def __init__(self, mu, ball):
@@ -436,10 +439,11 @@ class _Momentum:
         self.ball = bool(ball)
         self.steps = {}  # problem -> (G, K)
 
-    def step(self, j, start, w, k_sums):
+    def step(self, j, start, w, k_sums, made):
         """The filtered weights and correction counter of problem ``j``, from
         ``start`` (the state the shards began from), the mixed weights ``w`` (None:
-        no shard corrected) and the weighted sum of the shards' k and its weight."""
+        no shard corrected), the weighted sum of the shards' k and its weight, and
+        the corrections the shards made in the mix."""
         k0 = start.k
         if w is None:
             self.steps.pop(j, None)
@@ -447,11 +451,13 @@ class _Momentum:
         g, big_k = self.steps.get(j, (0.0, 0.0))
         w0 = start.last_weights()
         g = self.mu * g + (w - w0)
-        big_k = self.mu * big_k + (k_sums[0] / k_sums[1] - k0)
+        # k counts at most the corrections made so far, plus one
+        big_k = min(
+            self.mu * big_k + (k_sums[0] / k_sums[1] - k0), start.n_corrections + made + 1 - k0
+        )
         w = w0 + g
         if self.ball:
-            q = 2.0 if start.p == 2.0 else start.p / (start.p - 1.0)
-            norm = float(scaled_norm(w, q))
+            norm = float(scaled_norm(w, _dual_exponent(start.p)))
             if norm > 1.0:
                 w = w / norm
                 g = w - w0
