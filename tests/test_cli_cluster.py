@@ -101,7 +101,7 @@ def test_csv_shards_keep_their_label_column(tmp_path, dask_client):
     [
         ([], "2 data files are trained as the shards of a Dask cluster: give workers"),
         (["--workers", "1", "--checkpoint", "{ckpt}"], "cannot be combined with training on"),
-        (["--workers", "1", "--momentum", "1.5"], "argument --momentum: must lie in [0, 1)"),
+        (["--workers", "1", "--momentum", "1.5"], "'momentum' parameter of MixingClassifier"),
         (["--workers", "1", "--momentum", "fast"], "not a number or auto: 'fast'"),
         (["--workers", "1", "--scheduler", "tcp://x:1"], "not allowed with argument"),
         (["--workers", "0"], "argument --workers: must be >= 1"),

@@ -75,16 +75,13 @@ _count = _int_at_least(1)
 
 
 def _momentum(text: str):
-    """An argparse type: "auto", or a number in [0, 1)."""
+    """An argparse type: "auto", or a number (its range is MixingClassifier's check)."""
     if text == "auto":
         return text
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number or auto: {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1), got {text}")
-    return value
 
 
 def _number_list(convert, kind, valid, requirement):

@@ -57,6 +57,7 @@ from ._kernel_base import KernelOnlineClassifier
 from ._passes import TOL, ended_early, still_improving
 from ._utils import DataSummary, row_norms_p
 from .alma import ALMAClassifier, KernelALMAClassifier
+from .formats import input_format
 from .margin_perceptron import MarginPerceptronClassifier
 from .margins import _dual_exponent
 from .perceptron import KernelPerceptronClassifier, PerceptronClassifier
@@ -615,8 +616,8 @@ class MixingClassifier(_Wrapper):
         shards: 2.5 to 4 points of test error after the first epoch, 1 to 2 after the
         fifth); a mix every 30 rows of each shard with ``momentum="auto"`` brought the
         Perceptron within 0.2 points of the serial fit from the first epoch at 8 and 16
-        shards, and ALMA_2 at 8 (at 16: 0.8 to 1.4 points behind after the first epoch,
-        within 0.2 by the third to fifth; see the scale-out guide). Each mix is a round
+        shards, and ALMA_2 at 8 (at 16: 0.7 to 1.4 points behind after the first epoch,
+        within 0.2 by the fifth; see the scale-out guide). Each mix is a round
         of dask tasks (tens of milliseconds): the fewer rows between mixes, the longer
         the fit. Dask arrays and DataFrames only: a file shard is streamed once an
         epoch (a ValueError).
@@ -923,11 +924,7 @@ class MixingClassifier(_Wrapper):
         work = [(_file_epoch, (path, reading)) for path in paths]
         summary = DataSummary(width, fmt == "svmlight", max_norm, None)
         self._epochs(dask, est, classes, summary, work, rows, callback)
-        self.input_format_ = {"format": fmt, "n_features": int(width)}
-        if fmt == "svmlight":
-            self.input_format_["zero_based"] = bool(zero_based)
-        else:
-            self.input_format_["label_column"] = int(reading["label_column"])
+        self.input_format_ = input_format(fmt, width, zero_based, reading["label_column"])
         return self
 
     def _epochs(self, dask, est, classes, summary, work, rows, callback):

@@ -109,6 +109,18 @@ def data_format(path, fmt=None) -> str:
     return "csv" if ".csv" in suffixes else "svmlight"
 
 
+def input_format(fmt, n_features, zero_based=True, label_column=-1) -> dict:
+    """How a model's training files were read, for every file it reads later (its
+    ``input_format_``, in plain types for skops): the format and width, and for svmlight
+    whether the indices start at 0, for CSV the label's column."""
+    out = {"format": fmt, "n_features": int(n_features)}
+    if fmt == "svmlight":
+        out["zero_based"] = bool(zero_based)
+    else:
+        out["label_column"] = int(label_column)
+    return out
+
+
 class Chunk(NamedTuple):
     """Examples read from a file: ``X``, the labels ``y`` (None when the file has none)
     and ``line``, the 1-based line of the first example."""

@@ -39,7 +39,7 @@ from . import (
     ROMMAClassifier,
 )
 from ._files import prepare_output
-from .formats import data_format, read_file
+from .formats import data_format, input_format, read_file
 from .persistence import load, save
 
 #: The estimators ``marginkit train`` knows, by the name it takes.
@@ -168,6 +168,12 @@ def make_estimator(name: str, params=None):
     return est.set_params(**params)
 
 
+#: Why a checkpoint goes only with data held in memory (the start of the refusals)
+NO_CHECKPOINT = (
+    "a checkpoint records a position in data held in memory: it cannot be combined with"
+)
+
+
 def train(
     data,
     estimator,
@@ -228,10 +234,7 @@ def train(
         (data,) = data
     if on_cluster:
         if checkpoint is not None or checkpoint_every is not None:
-            raise ValueError(
-                "a checkpoint records a position in data held in memory: it cannot be "
-                "combined with training on a Dask cluster"
-            )
+            raise ValueError(f"{NO_CHECKPOINT} training on a Dask cluster")
         fit_options = {"n_features": n_features, "zero_based": zero_based, "classes": classes}
         mix = {"workers": workers, "scheduler": scheduler, "mixing": mixing}
         return _train_mixed(
@@ -250,10 +253,7 @@ def train(
         read_as, based = dataset.fmt, dataset.zero_based
         _check_width(data, width, np.unique(y).size)
     elif checkpoint is not None or checkpoint_every is not None:
-        raise ValueError(
-            "a checkpoint records a position in data held in memory: it cannot be "
-            "combined with chunk_size (streaming)"
-        )
+        raise ValueError(f"{NO_CHECKPOINT} chunk_size (streaming)")
     else:
         from .streaming import FileStream, check_streamable
 
@@ -289,12 +289,7 @@ def train(
         # known after the scan or a whole pass; else (every pass stopped early on a
         # margin Perceptron budget) one more, untimed
         n_samples = stream.count()
-    # how the data were read, for every file the model reads later (plain types: skops)
-    est.input_format_ = {"format": read_as, "n_features": int(width)}
-    if read_as == "svmlight":
-        est.input_format_["zero_based"] = bool(based)
-    else:
-        est.input_format_["label_column"] = int(read.get("label_column", -1))
+    est.input_format_ = input_format(read_as, width, based, read.get("label_column", -1))
     save(est, model)
     return _summary(
         est,
@@ -339,6 +334,7 @@ def _train_mixed(data, name, est, model, chunk_size, fmt, options, read, where, 
     clf._checked_estimator()  # refusals before a cluster is started
     params = est.get_params()  # the epochs are the meta-estimator's
     clf.set_params(max_iter=params["max_iter"], tol=params["tol"], verbose=params["verbose"])
+    clf._validate_params()
     counts = [0]
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
