@@ -627,9 +627,11 @@ class MixingClassifier(_Wrapper):
         own step plus the earlier mixes' decayed, and ALMA's correction counter k
         alike; ALMA's weights are projected back onto its unit q-ball. "auto": ``1 -
         1 / n_shards_``, under which a steady step becomes the shards' steps summed,
-        as if one learner had made all their corrections. 0 is plain iterative
-        parameter mixing. Meant with ``mix_every``: with one mix an epoch the filter
-        has few steps, and on a9a it fell behind the plain mix after the second epoch.
+        as if one learner had made all their corrections (the same in every mix, also
+        in an epoch's last mixes of unequal shards, where fewer shards take part). 0
+        is plain iterative parameter mixing. Meant with ``mix_every``: with one mix an
+        epoch the filter has few steps, and on a9a it fell behind the plain mix after
+        the second epoch.
         Momentum is no convex mix of the shards' hypotheses: McDonald et al.'s mistake
         bound is proved for 0 only (measured on separable data in the scale-out
         guide). With one shard the fit is the serial one, whatever the momentum.
