@@ -1275,8 +1275,7 @@ class ShardedKernelClassifier(_Wrapper):
         workers = client.scheduler_info(n_workers=-1)["workers"]
         if not workers:
             # a cluster just started, or whose workers restart: dask's connection timeout
-            import dask
-
+            dask, _ = _dask()
             wait = dask.config.get("distributed.comm.timeouts.connect")
             try:
                 client.wait_for_workers(1, timeout=wait)

@@ -235,10 +235,10 @@ def train(
     if on_cluster:
         if checkpoint is not None or checkpoint_every is not None:
             raise ValueError(f"{NO_CHECKPOINT} training on a Dask cluster")
-        fit_options = {"n_features": n_features, "zero_based": zero_based, "classes": classes}
-        mix = {"workers": workers, "scheduler": scheduler, "mixing": mixing}
+        reading = {"chunk_size": 10000 if chunk_size is None else chunk_size, "fmt": fmt}
+        reading.update(n_features=n_features, zero_based=zero_based, classes=classes, **read)
         return _train_mixed(
-            data, estimator, est, model, chunk_size, fmt, fit_options, read, mix, momentum
+            data, estimator, est, model, (workers, scheduler), reading, mixing, momentum
         )
     if checkpoint is not None:
         prepare_output(checkpoint, "the checkpoint")
@@ -323,14 +323,15 @@ def _summary(est, name, model, n_samples, width, counts, seconds, caught, resume
     }
 
 
-def _train_mixed(data, name, est, model, chunk_size, fmt, options, read, where, momentum):
-    """:func:`train` on a Dask cluster: every file of ``data`` a shard of
-    :class:`marginkit.distributed.MixingClassifier`, read on the workers."""
+def _train_mixed(data, name, est, model, cluster, reading, mixing, momentum):
+    """:func:`train` on a Dask cluster (``cluster``: ``(workers, scheduler)``): every file
+    of ``data`` a shard of :class:`marginkit.distributed.MixingClassifier`, read on the
+    workers with ``reading`` (the options of its ``fit``)."""
     from .distributed import MixingClassifier
     from .experiments import _dask_client
 
     paths = [str(data)] if isinstance(data, str | os.PathLike) else [str(p) for p in data]
-    clf = MixingClassifier(est, mixing=where["mixing"], momentum=momentum)
+    clf = MixingClassifier(est, mixing=mixing, momentum=momentum)
     clf._checked_estimator()  # refusals before a cluster is started
     params = est.get_params()  # the epochs are the meta-estimator's
     clf.set_params(max_iter=params["max_iter"], tol=params["tol"], verbose=params["verbose"])
@@ -339,14 +340,11 @@ def _train_mixed(data, name, est, model, chunk_size, fmt, options, read, where, 
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with _dask_client(where["workers"], where["scheduler"]):
+        with _dask_client(*cluster):
             clf.fit(
                 paths,
                 callback=lambda fitted, _: counts.append(int(fitted.n_corrections_)),
-                chunk_size=10000 if chunk_size is None else chunk_size,
-                fmt=fmt,
-                **options,
-                **read,
+                **reading,
             )
     seconds = time.perf_counter() - start
     fitted = clf.estimator_
