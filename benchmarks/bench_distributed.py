@@ -133,20 +133,16 @@ def _loaded(part, loader, data_dir):
 
 
 def _mixing(mixing, mix_every):
-    """MixingClassifier's parameters for a row of the tables: ``mixing`` as the class
-    takes it, or "filtered" (uniform, a mix every ``mix_every`` rows of each shard,
-    block momentum), or "filtered-corrections" (the same, weighted by corrections)."""
-    if mixing.startswith("filtered"):
-        weights = "corrections" if mixing.endswith("corrections") else "uniform"
-        return {"mixing": weights, "mix_every": mix_every, "momentum": "auto"}
-    return {"mixing": mixing}
-
-
-def _mixing_name(mixing, mix_every):
-    if mixing.startswith("filtered"):
-        weights = ", by corrections" if mixing.endswith("corrections") else ""
-        return f"every {mix_every} rows, momentum{weights}"
-    return mixing
+    """``(MixingClassifier's parameters, the row's label)`` for a row of the tables:
+    ``mixing`` as the class takes it, or "filtered" (uniform, a mix every ``mix_every``
+    rows of each shard, block momentum), or "filtered-corrections" (the same, weighted
+    by corrections)."""
+    if not mixing.startswith("filtered"):
+        return {"mixing": mixing}, mixing
+    by = mixing.endswith("corrections")
+    params = {"mixing": "corrections" if by else "uniform", "mix_every": mix_every}
+    label = f"every {mix_every} rows, momentum{', by corrections' if by else ''}"
+    return {**params, "momentum": "auto"}, label
 
 
 def _curve(errors):
@@ -191,9 +187,8 @@ def run_a9a(args, client):
             dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1]), asarray=False))
             dy = client.persist(da.from_array(y, chunks=rows))
             curve = []
-            clf = MixingClassifier(
-                make(), max_iter=args.epochs, tol=None, **_mixing(mixing, args.mix_every)
-            )
+            params, label = _mixing(mixing, args.mix_every)
+            clf = MixingClassifier(make(), max_iter=args.epochs, tol=None, **params)
             t = time.perf_counter()
             clf.fit(
                 dX, dy, callback=lambda c, _, out=curve: out.append(1 - c.score(X_test, y_test))
@@ -205,7 +200,7 @@ def run_a9a(args, client):
             sent = state_bytes(clf.estimator_) * min(args.workers, shards) * per
             back = root_bytes(clf.estimator_, clf.mixing, shards) * per
             print(
-                f"| | {shards} | {_mixing_name(mixing, args.mix_every)} | {_curve(curve)} | "
+                f"| | {shards} | {label} | {_curve(curve)} | "
                 f"{clf.n_corrections_} | {took:.2f} | {sent} / {back} |",
                 flush=True,
             )
@@ -222,7 +217,7 @@ def run_a9a(args, client):
                 status = "PASS" if ok else "MISS"
                 gap = " ".join(f"{g:+.2f}" for g in gaps)
                 misses.append(
-                    f"  {name}, {shards} shards, {_mixing_name(mixing, args.mix_every)}: at "
+                    f"  {name}, {shards} shards, {label}: at "
                     f"most {TARGET_POINTS} points above the serial error {what}? {status} "
                     f"(mixed - serial: {gap})"
                 )
@@ -284,19 +279,10 @@ def run_mnist(args, client):
         print(f"| {name} | serial | | {_curve(serial)} | {took:.1f} |", flush=True)
         for shards in (8, 16):
             for mixing in ("uniform", "filtered", "filtered-corrections"):
-                what = (
-                    "one an epoch" if mixing == "uniform" else _mixing_name(mixing, args.mix_every)
-                )
+                params, what = _mixing(mixing, args.mix_every)
+                what = "one an epoch" if mixing == "uniform" else what
                 curve, took = _epoch_errors(
-                    make,
-                    X,
-                    y,
-                    X_test,
-                    y_test,
-                    args.epochs,
-                    shards,
-                    client,
-                    **_mixing(mixing, args.mix_every),
+                    make, X, y, X_test, y_test, args.epochs, shards, client, **params
                 )
                 print(f"| | {shards} | {what} | {_curve(curve)} | {took:.1f} |", flush=True)
                 gaps = [(c - s) * 100 for c, s in zip(curve, serial, strict=True)]
@@ -361,17 +347,12 @@ def run_separable(args, client):
             rows = -(-X.shape[0] // shards)
             dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1])))
             dy = client.persist(da.from_array(y, chunks=rows))
-            clf = MixingClassifier(
-                make(), max_iter=5000, tol=None, **_mixing(mixing, args.mix_every)
-            ).fit(dX, dy)
+            params, label = _mixing(mixing, args.mix_every)
+            clf = MixingClassifier(make(), max_iter=5000, tol=None, **params).fit(dX, dy)
             total = int(clf.n_corrections_)
             weighted = total / shards
             (epochs if mixing == "uniform" else filtered).append(clf.n_iter_)
-            label = (
-                shards
-                if mixing == "uniform"
-                else f"{shards}, {_mixing_name(mixing, args.mix_every)}"
-            )
+            label = shards if mixing == "uniform" else f"{shards}, {label}"
             print(
                 f"| {label} | {clf.n_iter_} | {total} | {weighted:.0f} | "
                 f"{'yes' if weighted <= bound else 'no'} |",
