@@ -80,6 +80,9 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 A9A_SHARDS = [(1, "uniform"), (2, "uniform"), (4, "uniform"), (8, "uniform")]
 A9A_SHARDS += [(8, "corrections"), (16, "uniform"), (8, "filtered"), (16, "filtered")]
 A9A_SHARDS += [(8, "filtered-corrections"), (16, "filtered-corrections")]
+A9A_SHARDS += [(8, "warm"), (16, "warm"), (8, "warm-corrections"), (16, "warm-corrections")]
+#: the mixes of the mnist part's rows and of the shuffles part's
+FILTERED = ("filtered", "filtered-corrections", "warm", "warm-corrections")
 TARGET_POINTS = 0.2
 STREAM_TARGET = 0.7  # a mixed epoch over 2 files on 2 workers, against the serial one
 STREAM_GROUPS = [22, 17, 16, 14, 12, 11, 10, 9, 9, 8, 7, 6, 5, 4]  # 150 one-hot features
@@ -132,17 +135,21 @@ def _loaded(part, loader, data_dir):
         return None
 
 
-def _mixing(mixing, mix_every):
+def _mixing(mixing, mix_every, warm_up=0):
     """``(MixingClassifier's parameters, the row's label)`` for a row of the tables:
     ``mixing`` as the class takes it, or "filtered" (uniform, a mix every ``mix_every``
-    rows of each shard, block momentum), or "filtered-corrections" (the same, weighted
-    by corrections)."""
-    if not mixing.startswith("filtered"):
+    rows of each shard, block momentum), "filtered-corrections" (the same, weighted by
+    corrections), "warm" and "warm-corrections" (those, after the first ``warm_up``
+    rows of each shard in sequence)."""
+    if not mixing.startswith(("filtered", "warm")):
         return {"mixing": mixing}, mixing
     by = mixing.endswith("corrections")
     params = {"mixing": "corrections" if by else "uniform", "mix_every": mix_every}
-    label = f"every {mix_every} rows, momentum{', by corrections' if by else ''}"
-    return {**params, "momentum": "auto"}, label
+    label = f"every {mix_every} rows, momentum"
+    if mixing.startswith("warm"):
+        params["warm_up"] = warm_up
+        label += f", warm-up {warm_up}"
+    return {**params, "momentum": "auto"}, label + (", by corrections" if by else "")
 
 
 def _curve(errors):
@@ -187,7 +194,7 @@ def run_a9a(args, client):
             dX = client.persist(da.from_array(X, chunks=(rows, X.shape[1]), asarray=False))
             dy = client.persist(da.from_array(y, chunks=rows))
             curve = []
-            params, label = _mixing(mixing, args.mix_every)
+            params, label = _mixing(mixing, args.mix_every, args.warm_up)
             clf = MixingClassifier(make(), max_iter=args.epochs, tol=None, **params)
             t = time.perf_counter()
             clf.fit(
@@ -278,8 +285,8 @@ def run_mnist(args, client):
         serial, took = _epoch_errors(make, X, y, X_test, y_test, args.epochs, 0, client)
         print(f"| {name} | serial | | {_curve(serial)} | {took:.1f} |", flush=True)
         for shards in (8, 16):
-            for mixing in ("uniform", "filtered", "filtered-corrections"):
-                params, what = _mixing(mixing, args.mix_every)
+            for mixing in ("uniform", *FILTERED):
+                params, what = _mixing(mixing, args.mix_every, args.warm_up)
                 what = "one an epoch" if mixing == "uniform" else what
                 curve, took = _epoch_errors(
                     make, X, y, X_test, y_test, args.epochs, shards, client, **params
@@ -294,6 +301,63 @@ def run_mnist(args, client):
                 )
     print("\ntargets (against the serial fit's error after the same epochs):")
     print("\n".join(verdicts))
+
+
+def run_shuffles(args, _client):
+    """The mnist part's first epoch over ``--shuffles`` shuffles of the training rows
+    (seeds 0, 1, ...): how far each mix's gap to the serial fit is the shuffle's."""
+    import dask
+    import dask.array as da
+    import numpy as np
+
+    from marginkit import ALMAClassifier, PerceptronClassifier
+    from marginkit.datasets import load_mnist
+    from marginkit.distributed import MixingClassifier
+
+    data = _loaded("shuffles", load_mnist, args.data_dir)
+    if data is None:
+        return
+    X0, y0, X_test, y_test = data
+    X0, X_test = np.asarray(X0, np.float64) / 255.0, np.asarray(X_test, np.float64) / 255.0
+    mixes = [(m, 0) for m in FILTERED[:2]]
+    mixes += [(m, w) for w in args.warm_ups for m in FILTERED[2:]]
+    print(
+        f"\n## shuffles: linear one-vs-rest MNIST, test error (%) after the first epoch, "
+        f"{args.shuffles} shuffles of the training rows (seeds 0 to {args.shuffles - 1}); "
+        "mixed minus serial in points, per shuffle. Each mixed fit runs in this process "
+        "(dask's synchronous scheduler: the same model bit for bit as on the cluster)\n"
+    )
+    print("| model | shards | mixes | mixed - serial, per shuffle | mean | max | within 0.2 |")
+    print("| --- | --- | --- | --- | ---: | ---: | ---: |")
+    for name, make in [
+        ("ALMA_2(0.9) avg", lambda: ALMAClassifier(alpha=0.9)),
+        ("Perceptron avg", lambda: PerceptronClassifier()),
+    ]:
+        serial = []
+        orders = [np.random.default_rng(s).permutation(X0.shape[0]) for s in range(args.shuffles)]
+        for order in orders:
+            est = make().set_params(max_iter=1, tol=None).fit(X0[order], y0[order])
+            serial.append(100 * (1 - est.score(X_test, y_test)))
+        print(f"| {name} | serial | | {' '.join(f'{e:.2f}' for e in serial)} (error) | | | |")
+        for shards in (8, 16):
+            rows = -(-X0.shape[0] // shards)
+            for mixing, warm_up in mixes:
+                params, what = _mixing(mixing, args.mix_every, warm_up)
+                gaps = []
+                for order, base in zip(orders, serial, strict=True):
+                    dX = da.from_array(X0[order], chunks=(rows, X0.shape[1]))
+                    dy = da.from_array(y0[order], chunks=rows)
+                    clf = MixingClassifier(make(), max_iter=1, tol=None, **params)
+                    with dask.config.set(scheduler="synchronous"):
+                        clf.fit(dX, dy)
+                    gaps.append(100 * (1 - clf.score(X_test, y_test)) - base)
+                gaps = np.array(gaps)
+                print(
+                    f"| | {shards} | {what} | {' '.join(f'{g:+.2f}' for g in gaps)} | "
+                    f"{gaps.mean():+.2f} | {gaps.max():+.2f} | "
+                    f"{np.sum(gaps <= TARGET_POINTS)}/{len(gaps)} |",
+                    flush=True,
+                )
 
 
 def separable(n, d, gamma, seed):
@@ -657,6 +721,7 @@ def run_kernel(args, _client):
 PARTS = {
     "a9a": run_a9a,
     "mnist": run_mnist,
+    "shuffles": run_shuffles,
     "separable": run_separable,
     "dense": run_dense,
     "stream": run_stream,
@@ -674,6 +739,9 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--mix-every", type=int, default=30)
+    parser.add_argument("--warm-up", type=int, default=150)
+    parser.add_argument("--shuffles", type=int, default=5)
+    parser.add_argument("--warm-ups", type=int, nargs="+", default=[150, 1000])
     parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", str(DEFAULT_DATA)))
     parser.add_argument("--stream-rows", type=int, default=10_000_000)
     parser.add_argument("--stream-files", type=int, default=2)
@@ -682,8 +750,10 @@ def main(argv=None):
     parser.add_argument("--kernel-block", type=int, default=1024)
     parser.add_argument("--kernel-workers", type=int, nargs="+", default=[2])
     args = parser.parse_args(argv)
-    if args.epochs < 1 or args.workers < 1 or args.mix_every < 1:
-        parser.error("--epochs, --workers and --mix-every are at least 1")
+    if min(args.epochs, args.workers, args.mix_every, args.shuffles) < 1:
+        parser.error("--epochs, --workers, --mix-every and --shuffles are at least 1")
+    if min(args.warm_up, *args.warm_ups) < 0:
+        parser.error("--warm-up and --warm-ups are at least 0")
     if args.stream_rows < args.stream_files or args.stream_files < 1:
         parser.error("--stream-files is at least 1, and at most --stream-rows")
     if args.stream_dir is None:

@@ -1,5 +1,5 @@
 """``marginkit train`` on a Dask cluster: files as the shards of iterative parameter
-mixing (--workers, --scheduler, --mixing, --momentum), and its refusals."""
+mixing (--workers, --scheduler, --mixing, --momentum, --warm-up), and its refusals."""
 
 import json
 import sys
@@ -41,13 +41,13 @@ def test_train_on_a_cluster_is_the_mixed_model(shards, dask_client, capsys):
     parts, test, model = shards
     argv = ["train", *parts, "--estimator", "perceptron", "--model", str(model)]
     argv += ["--scheduler", dask_client.scheduler.address, "--max-iter", "4"]
-    argv += ["--momentum", "auto", "--chunk-size", "40", "--json"]
+    argv += ["--momentum", "auto", "--warm-up", "30", "--chunk-size", "40", "--json"]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     saved = marginkit.load(model)
     with dask_client.as_current():
         expected = MixingClassifier(
-            marginkit.PerceptronClassifier(), max_iter=4, momentum="auto"
+            marginkit.PerceptronClassifier(), max_iter=4, momentum="auto", warm_up=30
         ).fit(parts, chunk_size=40)
     assert same_bits(saved, expected.estimator_)
     assert saved.input_format_ == {"format": "svmlight", "n_features": 7, "zero_based": False}
@@ -106,6 +106,7 @@ def test_csv_shards_keep_their_label_column(tmp_path, dask_client):
         (["--workers", "1", "--scheduler", "tcp://x:1"], "not allowed with argument"),
         (["--workers", "0"], "argument --workers: must be >= 1"),
         (["--workers", "1", "--mixing", "median"], "argument --mixing: invalid choice"),
+        (["--workers", "1", "--warm-up", "-5"], "argument --warm-up: must be >= 0"),
     ],
 )
 def test_refusals_are_one_line(shards, extra, message, capsys):
@@ -115,6 +116,30 @@ def test_refusals_are_one_line(shards, extra, message, capsys):
     assert main([*argv, *extra]) == 2
     assert message in one_error_line(capsys.readouterr().err)
     assert not model.exists()
+
+
+@pytest.mark.parametrize(
+    "extra, named",
+    [
+        (["--momentum", "auto"], "momentum"),
+        (["--warm-up", "20", "--mixing", "corrections"], "mixing, warm_up"),
+    ],
+)
+def test_mixing_options_without_a_cluster_are_refused(shards, extra, named, capsys):
+    parts, _, model = shards
+    argv = ["train", parts[0], "--estimator", "alma", "--model", str(model), *extra]
+    assert main(argv) == 2
+    assert f"{named} only apply to training on a Dask cluster: give workers" in one_error_line(
+        capsys.readouterr().err
+    )
+    assert not model.exists()
+
+
+def test_the_mix_defaults_are_mixing_classifiers():
+    params = MixingClassifier(marginkit.ALMAClassifier()).get_params()
+    assert {
+        k: params[k] for k in marginkit.tasks._MIXED_DEFAULTS
+    } == marginkit.tasks._MIXED_DEFAULTS
 
 
 @pytest.mark.parametrize("name", ["pumma", "kernel-pumma", "kernel-alma", "margin-perceptron"])

@@ -119,6 +119,20 @@ MIXED = [
         ),
     ),
     ("romma-tol", 2, lambda: MixingClassifier(ROMMAClassifier(), max_iter=30)),
+    # the first epoch's first rows in sequence: 120 rows a file (a chunk cut at 20),
+    # then 200 (the first file's 150 all in the sequence)
+    (
+        "alma-warm-up-corrections",
+        3,
+        lambda: MixingClassifier(
+            ALMAClassifier(), max_iter=3, tol=None, warm_up=120, mixing="corrections"
+        ),
+    ),
+    (
+        "perceptron-warm-up-past-a-file",
+        2,
+        lambda: MixingClassifier(PerceptronClassifier(), max_iter=2, tol=None, warm_up=200),
+    ),
 ]
 
 

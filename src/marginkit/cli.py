@@ -443,6 +443,14 @@ def _add_model_commands(commands):
         metavar="M",
         help="block momentum over the mixes, in [0, 1), or auto (1 - 1/shards); default 0",
     )
+    cluster.add_argument(
+        "--warm-up",
+        type=_int_at_least(0),
+        default=0,
+        metavar="ROWS",
+        help="the first epoch's first ROWS rows of each file learnt in sequence, file after "
+        "file, before the files learn in parallel (default 0)",
+    )
     train.add_argument("--quiet", action="store_true", help="print nothing on success")
     train.add_argument(
         "--json",
@@ -537,6 +545,7 @@ def _train(args) -> int:
             scheduler=args.scheduler,
             mixing=args.mixing,
             momentum=args.momentum,
+            warm_up=args.warm_up,
             **_read_options(args, -1),
         )
     except (FileNotFoundError, ImportError, InvalidParameterError, TypeError, ValueError) as exc:

@@ -191,13 +191,15 @@ def train(
     scheduler=None,
     mixing="uniform",
     momentum=0.0,
+    warm_up=0,
     **read,
 ):
     """Fit ``estimator`` (a name) on a data file and save the model; a summary dict.
 
     With ``workers`` (a local Dask cluster of that many processes) or ``scheduler`` (the
     address of a running one), ``data`` is one file or a list of them, each a shard of
-    :class:`marginkit.distributed.MixingClassifier` (with ``mixing`` and ``momentum``),
+    :class:`marginkit.distributed.MixingClassifier` (with ``mixing``, ``momentum`` and
+    ``warm_up``),
     read on the workers in chunks of ``chunk_size`` examples (default 10 000), never
     through this process; the estimator's ``max_iter`` and ``tol`` are the epochs'. The
     summary adds ``n_shards`` and ``n_mixes``.
@@ -225,6 +227,13 @@ def train(
     # where the work goes, checked before any of it is done
     prepare_output(model, "the model")
     on_cluster = workers is not None or scheduler is not None
+    mixed = {"mixing": mixing, "momentum": momentum, "warm_up": warm_up}
+    given = [k for k, v in mixed.items() if v != _MIXED_DEFAULTS[k]]
+    if not on_cluster and given:
+        raise ValueError(
+            f"{', '.join(given)} only apply to training on a Dask cluster: give workers "
+            "(--workers N) or scheduler (--scheduler ADDRESS)"
+        )
     if not on_cluster and not isinstance(data, str | os.PathLike):
         if len(data) != 1:
             raise ValueError(
@@ -237,9 +246,7 @@ def train(
             raise ValueError(f"{NO_CHECKPOINT} training on a Dask cluster")
         reading = {"chunk_size": 10000 if chunk_size is None else chunk_size, "fmt": fmt}
         reading.update(n_features=n_features, zero_based=zero_based, classes=classes, **read)
-        return _train_mixed(
-            data, estimator, est, model, (workers, scheduler), reading, mixing, momentum
-        )
+        return _train_mixed(data, estimator, est, model, (workers, scheduler), reading, mixed)
     if checkpoint is not None:
         prepare_output(checkpoint, "the checkpoint")
     resumed = checkpoint is not None and Path(checkpoint).is_file()
@@ -323,15 +330,20 @@ def _summary(est, name, model, n_samples, width, counts, seconds, caught, resume
     }
 
 
-def _train_mixed(data, name, est, model, cluster, reading, mixing, momentum):
+#: The parameters of :func:`train`'s mix, as by default (those of MixingClassifier)
+_MIXED_DEFAULTS = {"mixing": "uniform", "momentum": 0.0, "warm_up": 0}
+
+
+def _train_mixed(data, name, est, model, cluster, reading, mixed):
     """:func:`train` on a Dask cluster (``cluster``: ``(workers, scheduler)``): every file
-    of ``data`` a shard of :class:`marginkit.distributed.MixingClassifier`, read on the
-    workers with ``reading`` (the options of its ``fit``)."""
+    of ``data`` a shard of :class:`marginkit.distributed.MixingClassifier` (``mixed``, its
+    parameters of the mix), read on the workers with ``reading`` (the options of its
+    ``fit``)."""
     from .distributed import MixingClassifier
     from .experiments import _dask_client
 
     paths = [str(data)] if isinstance(data, str | os.PathLike) else [str(p) for p in data]
-    clf = MixingClassifier(est, mixing=mixing, momentum=momentum)
+    clf = MixingClassifier(est, **mixed)
     clf._checked_estimator()  # refusals before a cluster is started
     params = est.get_params()  # the epochs are the meta-estimator's
     clf.set_params(max_iter=params["max_iter"], tol=params["tol"], verbose=params["verbose"])
