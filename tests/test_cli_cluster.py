@@ -1,5 +1,6 @@
 """``marginkit train`` on a Dask cluster: files as the shards of iterative parameter
-mixing (--workers, --scheduler, --mixing, --momentum, --warm-up), and its refusals."""
+mixing (--workers, --scheduler, --mixing, --momentum, --mix-every, --warm-up), and its
+refusals."""
 
 import json
 import sys
@@ -42,12 +43,13 @@ def test_train_on_a_cluster_is_the_mixed_model(shards, dask_client, capsys):
     argv = ["train", *parts, "--estimator", "perceptron", "--model", str(model)]
     argv += ["--scheduler", dask_client.scheduler.address, "--max-iter", "4"]
     argv += ["--momentum", "auto", "--warm-up", "30", "--chunk-size", "40", "--json"]
+    argv += ["--mix-every", "25"]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
     saved = marginkit.load(model)
     with dask_client.as_current():
         expected = MixingClassifier(
-            marginkit.PerceptronClassifier(), max_iter=4, momentum="auto", warm_up=30
+            marginkit.PerceptronClassifier(), max_iter=4, momentum="auto", warm_up=30, mix_every=25
         ).fit(parts, chunk_size=40)
     assert same_bits(saved, expected.estimator_)
     assert saved.input_format_ == {"format": "svmlight", "n_features": 7, "zero_based": False}
@@ -107,6 +109,7 @@ def test_csv_shards_keep_their_label_column(tmp_path, dask_client):
         (["--workers", "0"], "argument --workers: must be >= 1"),
         (["--workers", "1", "--mixing", "median"], "argument --mixing: invalid choice"),
         (["--workers", "1", "--warm-up", "-5"], "argument --warm-up: must be >= 0"),
+        (["--workers", "1", "--mix-every", "0"], "argument --mix-every: must be >= 1"),
     ],
 )
 def test_refusals_are_one_line(shards, extra, message, capsys):
@@ -123,6 +126,7 @@ def test_refusals_are_one_line(shards, extra, message, capsys):
     [
         (["--momentum", "auto"], "momentum"),
         (["--warm-up", "20", "--mixing", "corrections"], "mixing, warm_up"),
+        (["--mix-every", "20"], "mix_every"),
     ],
 )
 def test_mixing_options_without_a_cluster_are_refused(shards, extra, named, capsys):

@@ -128,6 +128,26 @@ MIXED = [
             ALMAClassifier(), max_iter=3, tol=None, warm_up=120, mixing="corrections"
         ),
     ),
+    # several mixes an epoch: each file read once and held on its worker
+    (
+        "romma-mix-every-momentum",
+        3,
+        lambda: MixingClassifier(
+            ROMMAClassifier(aggressive=True), max_iter=3, tol=None, mix_every=40, momentum="auto"
+        ),
+    ),
+    (
+        "alma-intercept-mix-every-warm-up-corrections",
+        2,
+        lambda: MixingClassifier(
+            ALMAClassifier(p="log", fit_intercept=True),
+            max_iter=2,
+            tol=None,
+            mix_every=25,
+            warm_up=60,
+            mixing="corrections",
+        ),
+    ),
     (
         "perceptron-warm-up-past-a-file",
         2,

@@ -444,6 +444,14 @@ def _add_model_commands(commands):
         help="block momentum over the mixes, in [0, 1), or auto (1 - 1/shards); default 0",
     )
     cluster.add_argument(
+        "--mix-every",
+        type=_count,
+        default=None,
+        metavar="ROWS",
+        help="a mix after every ROWS rows of each file, each file then read once and held "
+        "in its worker's memory (default: one mix an epoch, the files streamed)",
+    )
+    cluster.add_argument(
         "--warm-up",
         type=_int_at_least(0),
         default=0,
@@ -545,6 +553,7 @@ def _train(args) -> int:
             scheduler=args.scheduler,
             mixing=args.mixing,
             momentum=args.momentum,
+            mix_every=args.mix_every,
             warm_up=args.warm_up,
             **_read_options(args, -1),
         )

@@ -191,6 +191,7 @@ def train(
     scheduler=None,
     mixing="uniform",
     momentum=0.0,
+    mix_every=None,
     warm_up=0,
     **read,
 ):
@@ -198,11 +199,12 @@ def train(
 
     With ``workers`` (a local Dask cluster of that many processes) or ``scheduler`` (the
     address of a running one), ``data`` is one file or a list of them, each a shard of
-    :class:`marginkit.distributed.MixingClassifier` (with ``mixing``, ``momentum`` and
-    ``warm_up``),
-    read on the workers in chunks of ``chunk_size`` examples (default 10 000), never
-    through this process; the estimator's ``max_iter`` and ``tol`` are the epochs'. The
-    summary adds ``n_shards`` and ``n_mixes``.
+    :class:`marginkit.distributed.MixingClassifier` (with ``mixing``, ``momentum``,
+    ``mix_every`` and ``warm_up``), read on the workers in chunks of ``chunk_size``
+    examples (default 10 000), never through this process (with ``mix_every``, read once
+    and held there); the estimator's ``max_iter`` and ``tol`` are the epochs'. The
+    summary adds ``n_shards`` and ``n_mixes``; those four options are refused without a
+    cluster.
 
     With ``checkpoint``, training writes its progress there (every
     ``checkpoint_every`` trials) and resumes from it when it exists.
@@ -227,7 +229,7 @@ def train(
     # where the work goes, checked before any of it is done
     prepare_output(model, "the model")
     on_cluster = workers is not None or scheduler is not None
-    mixed = {"mixing": mixing, "momentum": momentum, "warm_up": warm_up}
+    mixed = {"mixing": mixing, "momentum": momentum, "mix_every": mix_every, "warm_up": warm_up}
     given = [k for k, v in mixed.items() if v != _MIXED_DEFAULTS[k]]
     if not on_cluster and given:
         raise ValueError(
@@ -331,7 +333,7 @@ def _summary(est, name, model, n_samples, width, counts, seconds, caught, resume
 
 
 #: The parameters of :func:`train`'s mix, as by default (those of MixingClassifier)
-_MIXED_DEFAULTS = {"mixing": "uniform", "momentum": 0.0, "warm_up": 0}
+_MIXED_DEFAULTS = {"mixing": "uniform", "momentum": 0.0, "mix_every": None, "warm_up": 0}
 
 
 def _train_mixed(data, name, est, model, cluster, reading, mixed):
