@@ -220,6 +220,14 @@ def test_the_progress_bar_counts_the_mixes(threads, capsys):
     n = every.n_iter_ * 4
     assert every.n_mixes_ == n < 50 * 4
     assert f"{n}/{n} [" in err and ("mix/s" in err or "s/mix" in err)
+    # a warm-up that takes the first epoch whole: still an epoch on the bar
+    warm = make(warm_up=100).set_params(max_iter=3, tol=None).fit(dX, y)
+    err = capsys.readouterr().err
+    assert warm.n_mixes_ == 2 and "3/3 [" in err
+    # a warm-up over part of the first epoch's mixes: those left, then every mix
+    part = make(mix_every=25, warm_up=50).set_params(max_iter=2, tol=None).fit(dX, y)
+    err = capsys.readouterr().err
+    assert part.n_mixes_ == 2 + 4 and "6/6 [" in err
 
 
 @pytest.mark.parametrize("mixing", ["uniform", "corrections"])

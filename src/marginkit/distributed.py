@@ -671,7 +671,8 @@ class MixingClassifier(_Wrapper):
         mix is a round
         of dask tasks (tens of milliseconds): the fewer rows between mixes, the longer
         the fit. File shards are then read once each, into the memory of the worker
-        that reads it, and held there for the fit (their rows, as a dask array's chunks
+        that reads it (the driver's process, without a ``distributed`` client), and
+        held there for the fit (their rows, as a dask array's chunks
         are held): not streamed in chunks, as they are once an epoch without
         ``mix_every``.
     momentum : float in [0, 1) or "auto", default=0.0
@@ -705,12 +706,15 @@ class MixingClassifier(_Wrapper):
         ``momentum="auto"``, ALMA_2's first-epoch gap to the serial fit, a mean over
         five shuffles, fell from 1.48 points to 0.28 with ``warm_up=150`` and to 0.14
         with ``warm_up=1000`` (see the scale-out guide). The sequence costs one task
-        per shard, one after the other, and ``warm_up * n_shards_`` rows learnt on one
-        worker at a time.
+        per shard, one after the other, and ``min(warm_up, rows)`` rows of each shard
+        learnt on one worker at a time; a file shard without ``mix_every`` reads its
+        first ``warm_up`` rows twice in the first epoch.
         For the Perceptron the sequence is one Perceptron's start, whose weights meet
         the two inequalities that McDonald et al.'s induction carries from mix to mix
-        (``w . u >= gamma k`` and ``||w||^2 <= R^2 k`` for its k mistakes): their bound
-        holds, the sequence's mistakes counted with the mixes'. 0: every shard starts
+        (``w . u >= gamma k`` and ``||w||^2 <= R^2 k`` for its k mistakes): with
+        ``momentum=0`` their bound holds, the sequence's mistakes counted in full with
+        the mixes' weighted ones (uniform weights are then 1 over the shards that take
+        part in a mix: a shard whose rows the sequence took waits). 0: every shard starts
         at once. With one shard, nothing changes.
     verbose : int, default=0
         A progress bar over the epochs (over the mixes, with ``mix_every``).
@@ -1043,7 +1047,9 @@ class MixingClassifier(_Wrapper):
         # the bar counts epochs, or mixes where an epoch makes several
         n_rounds = -(-max(rows) // step)
         bar = tqdm(
-            total=len(_rounds(rows, step, warm)) + (self.max_iter - 1) * n_rounds,
+            total=self.max_iter
+            if n_rounds == 1
+            else len(_rounds(rows, step, warm)) + (self.max_iter - 1) * n_rounds,
             disable=not self.verbose,
             desc=type(self).__name__,
             unit="epoch" if n_rounds == 1 else "mix",
@@ -1068,7 +1074,10 @@ class MixingClassifier(_Wrapper):
                     )
                     made_by_shard[[i for i, _ in part]] += made.sum(axis=1)
                     total += made.sum(axis=0)
-                    bar.update(1)
+                    if n_rounds > 1:
+                        bar.update(1)
+                if n_rounds == 1:
+                    bar.update(1)  # an epoch, also one that the sequence took whole
                 per_epoch.append(made_by_shard)
                 improving = still_improving(total, fewest, self.tol, n_samples)
                 fewest = np.minimum(fewest, total)
