@@ -1045,7 +1045,7 @@ class MixingClassifier(_Wrapper):
         warm = self.warm_up if n_shards > 1 else 0
         model = dask.delayed(template, traverse=False)  # one key, whatever the tasks
         # the bar counts epochs, or mixes where an epoch makes several
-        n_rounds = -(-max(rows) // step)
+        n_rounds = len(_rounds(rows, step, 0))
         bar = tqdm(
             total=self.max_iter
             if n_rounds == 1
@@ -1109,10 +1109,8 @@ class MixingClassifier(_Wrapper):
         tasks = [dask.delayed(run, pure=False)(model, states, *args) for run, args in work]
         if n_shards == 1:
             (result,) = dask.compute(tasks[0])
-            made = [
-                [r.n_corrections - m.n_corrections for r, m in zip(result, mixed, strict=True)]
-            ]
-            return list(result), np.array(made, dtype=np.int64)
+            made = np.diff([_corrections_of(mixed), _corrections_of(result)], axis=0)
+            return list(result), made.astype(np.int64)
         sums = self._reduced(dask, mixed, tasks, rows)
         self.n_mixes_ += 1
         return sums.mixed(mixed, sum(rows), momentum), np.array(sums.by_shard, dtype=np.int64)
