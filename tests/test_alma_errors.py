@@ -21,14 +21,20 @@ def test_non_finite_X_rejected(data, bad):
     X = X.copy()
     X[3, 2] = bad
     with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(*data)
     with pytest.raises(ValueError, match="Input X contains (NaN|infinity)"):
         clf.predict(X)
 
 
 def test_wrong_feature_count_at_predict(data):
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(*data)
     with pytest.raises(ValueError, match="X has 4 features, but ALMAClassifier is expecting 5"):
         clf.predict(data[0][:, :4])
     with pytest.raises(ValueError, match="X has 6 features"):
@@ -38,36 +44,38 @@ def test_wrong_feature_count_at_predict(data):
 def test_single_class_in_fit(data):
     X, _ = data
     with pytest.raises(ValueError, match="number of classes has to be greater than one; got 1"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, np.zeros(len(X))
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, np.zeros(len(X)))
 
 
 def test_single_class_in_partial_fit_classes():
     X = np.ones((3, 2))
     with pytest.raises(ValueError, match="number of classes has to be greater than one"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-            X, [1, 1, 1], classes=[1]
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).partial_fit(X, [1, 1, 1], classes=[1])
     # two declared classes with only one seen so far is fine
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-        X, [1, 1, 1], classes=[0, 1]
-    )
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).partial_fit(X, [1, 1, 1], classes=[0, 1])
     assert clf.predict(X).shape == (3,)
 
 
 def test_continuous_targets_rejected(data):
     X, _ = data
     with pytest.raises(ValueError, match="Unknown label type"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, np.linspace(0, 1, len(X))
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, np.linspace(0, 1, len(X)))
 
 
 @pytest.mark.parametrize("alpha", [0.0, -0.1, 1.01, 2])
 def test_alpha_outside_unit_interval(data, alpha):
     with pytest.raises(InvalidParameterError, match=r"'alpha' parameter .* range \(0.0, 1.0\]"):
-        ALMAClassifier(alpha=alpha, output="last", max_iter=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(
+            shuffle=False, alpha=alpha, output="last", max_iter=1, fit_intercept=False
+        ).fit(*data)
 
 
 @pytest.mark.parametrize("p", [1.5, 1.999, 0, -3, "two", 150.5, 1000, np.inf])
@@ -75,7 +83,9 @@ def test_p_outside_two_to_150(data, p):
     """Below 2 ALMA_p is not defined; beyond 150 the p-th powers of the weights leave
     float64 (at p = 1000 the hypothesis stayed 0)."""
     with pytest.raises(InvalidParameterError, match="'p' parameter of ALMAClassifier"):
-        ALMAClassifier(p=p, alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(
+            shuffle=False, p=p, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(*data)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +98,12 @@ def test_other_bad_parameters(data, name, value):
 
 def test_unknown_output(data):
     with pytest.raises(InvalidParameterError, match="'output' parameter .* 'median'"):
-        ALMAClassifier(output="median", alpha=1.0, max_iter=1, fit_intercept=False).fit(*data)
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(*data)
+        ALMAClassifier(
+            shuffle=False, output="median", alpha=1.0, max_iter=1, fit_intercept=False
+        ).fit(*data)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(*data)
     clf.set_params(output="median")
     with pytest.raises(InvalidParameterError, match="'output' parameter"):
         clf.predict(data[0])
@@ -99,13 +113,19 @@ def test_unknown_output(data):
 
 def test_not_fitted(data):
     with pytest.raises(NotFittedError):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).predict(data[0])
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).predict(data[0])
     with pytest.raises(NotFittedError):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).coef_
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).coef_
 
 
 def test_coef_absent_for_voted(data):
-    clf = ALMAClassifier(output="voted", alpha=1.0, max_iter=1, fit_intercept=False).fit(*data)
+    clf = ALMAClassifier(
+        shuffle=False, output="voted", alpha=1.0, max_iter=1, fit_intercept=False
+    ).fit(*data)
     assert not hasattr(clf, "coef_")
     assert not hasattr(clf, "intercept_")
     with pytest.raises(AttributeError, match="not defined for output='voted'"):
@@ -114,34 +134,34 @@ def test_coef_absent_for_voted(data):
 
 def test_partial_fit_needs_classes_first(data):
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-            *data
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).partial_fit(*data)
 
 
 def test_partial_fit_unknown_label(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-        X, y, classes=[0, 1, 2]
-    )
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).partial_fit(X, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match=r"y contains labels \[7\] that are not in classes"):
         clf.partial_fit(X[:2], [7, 0])
 
 
 def test_partial_fit_changed_classes(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-        X, y, classes=[0, 1, 2]
-    )
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).partial_fit(X, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match="is not the same as on last call to partial_fit"):
         clf.partial_fit(X, y, classes=[0, 1, 2, 3])
 
 
 def test_failed_call_keeps_model(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-        X, y, classes=[0, 1, 2]
-    )
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).partial_fit(X, y, classes=[0, 1, 2])
     before = clf.coef_.copy()
     bad = X.copy()
     bad[0, 0] = np.nan
@@ -163,7 +183,7 @@ def test_failed_first_partial_fit_leaves_estimator_unfitted(data):
     X, y = data
     bad = X.copy()
     bad[1, 1] = np.inf
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+    clf = ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
     with pytest.raises(ValueError, match="infinity"):
         clf.partial_fit(bad, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match=r"labels \[2\] that are not in classes"):
@@ -171,13 +191,17 @@ def test_failed_first_partial_fit_leaves_estimator_unfitted(data):
     with pytest.raises(NotFittedError):
         clf.predict(X)
     clf.partial_fit(X, y, classes=[0, 1, 2])
-    reference = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    reference = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, reference.coef_)
 
 
 def test_failed_refit_keeps_previous_model(data):
     X, y = data
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     before = clf.coef_.copy()
     with pytest.raises(ValueError, match="greater than one"):
         clf.fit(X, np.ones(len(X)))

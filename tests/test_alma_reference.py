@@ -34,7 +34,13 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
         runs, _ = alma_fit(X, y, p, alpha, B, C, max_iter=2)
         alma_scores(runs, X, p, "voted")
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=alpha, max_iter=2, output="last", fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=p,
+        alpha=alpha,
+        max_iter=2,
+        output="last",
+        fit_intercept=False,
     ).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_corrections_ == sum(len(h) - 1 for h, _ in runs)
@@ -57,7 +63,13 @@ def test_intercept_matches_augmented_reference(p, n_classes):
         runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
         alma_scores(runs, X, p, "voted", R=R)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.8, fit_intercept=True, output="last", max_iter=1
+        shuffle=False,
+        keep_corrections=True,
+        p=p,
+        alpha=0.8,
+        fit_intercept=True,
+        output="last",
+        max_iter=1,
     ).fit(X, y)
     assert np.isclose(clf.R_, R, rtol=1e-12)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
@@ -75,10 +87,12 @@ def test_dense_and_sparse_agree_exactly():
     X, y = make_blobs_pm(n=300, d=15, n_classes=3, seed=5, sparse_density=0.3)
     with tie_free():
         alma_fit(X, y, 4.0, 0.7, 1 / 0.7, np.sqrt(2))
-    a = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(X, y)
-    b = ALMAClassifier(p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(
-        X.toarray(), y
-    )
+    a = ALMAClassifier(
+        shuffle=False, p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
+    b = ALMAClassifier(
+        shuffle=False, p=4.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False
+    ).fit(X.toarray(), y)
     assert a.n_corrections_ == b.n_corrections_
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12, atol=0)
 
@@ -88,10 +102,22 @@ def test_dense_and_sparse_agree_exactly():
 def test_partial_fit_any_split_equals_fit(splits, sparse):
     X, y = make_blobs_pm(n=40, d=8, n_classes=3, seed=11, sparse_density=0.5 if sparse else None)
     whole = ALMAClassifier(
-        keep_corrections=True, p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=3.0,
+        alpha=0.9,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ).fit(X, y)
     part = ALMAClassifier(
-        keep_corrections=True, p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=3.0,
+        alpha=0.9,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     )
     start = 0
     for size in splits:
@@ -110,12 +136,14 @@ def test_zero_instances_never_update():
     X[::3] = 0.0
     with tie_free():
         runs, _ = alma_fit(X, y, 2.0, 0.9, 1 / 0.9, np.sqrt(2))
-    clf = ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     assert clf.n_trials_ == 60
     Xs = sp.csr_matrix(X)
     assert (
-        ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False)
+        ALMAClassifier(shuffle=False, alpha=0.9, output="last", max_iter=1, fit_intercept=False)
         .fit(Xs, y)
         .n_corrections_
         == clf.n_corrections_
@@ -158,7 +186,13 @@ def test_scale_folding_is_invisible(p, monkeypatch):
         alma_scores(runs, X, p, "voted")
     monkeypatch.setattr(alma.ALMAClassifier, "_initialise", often)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.6, max_iter=2, output="last", fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=p,
+        alpha=0.6,
+        max_iter=2,
+        output="last",
+        fit_intercept=False,
     ).fit(X, y)
     assert any(s.h_rescale[: s.n_corrections].min() < 1.0 for s in clf._states)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
@@ -175,10 +209,12 @@ def test_extreme_scales_are_normalised_exactly(scale, p):
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=12)
     with tie_free():
         alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
-    ref = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    ref = ALMAClassifier(
+        shuffle=False, p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     for data in (X * scale, sp.csr_matrix(X * scale)):
-        clf = ALMAClassifier(p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(
-            data, y
-        )
+        clf = ALMAClassifier(
+            shuffle=False, p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False
+        ).fit(data, y)
         assert clf.n_corrections_ == ref.n_corrections_
         np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-9, atol=1e-15)

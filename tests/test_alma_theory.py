@@ -40,6 +40,7 @@ def test_corrections_under_bound_and_margin_reached(p, alpha, n_relevant):
     assert gamma > 0
     bound = theorem3_bound(p, alpha, gamma)
     clf = ALMAClassifier(
+        shuffle=False,
         p=p,
         alpha=alpha,
         B=np.sqrt(8.0) / alpha,
@@ -70,7 +71,9 @@ def test_corrections_under_bound_and_margin_reached(p, alpha, n_relevant):
 def test_weights_stay_in_unit_q_ball(p):
     X, y, _ = separable(p, 3, seed=1, n=120, d=12)
     q = p / (p - 1.0)
-    clf = ALMAClassifier(p=p, alpha=0.5, output="last", max_iter=1, fit_intercept=False)
+    clf = ALMAClassifier(
+        shuffle=False, p=p, alpha=0.5, output="last", max_iter=1, fit_intercept=False
+    )
     norms = []
     for t in range(len(X)):
         clf.partial_fit(X[t : t + 1], y[t : t + 1], classes=[-1, 1])
@@ -82,16 +85,18 @@ def test_weights_stay_in_unit_q_ball(p):
 
 def test_log_p_resolves_to_two_ln_d():
     X, y, _ = separable(2.0, 3, seed=2, n=50, d=40)
-    clf = ALMAClassifier(p="log", alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-        X, y
-    )
+    clf = ALMAClassifier(
+        shuffle=False, p="log", alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     assert clf.p_ == pytest.approx(2 * np.log(40))
-    clf = ALMAClassifier(p="log", fit_intercept=True, alpha=1.0, output="last", max_iter=1).fit(
-        X, y
-    )
+    clf = ALMAClassifier(
+        shuffle=False, p="log", fit_intercept=True, alpha=1.0, output="last", max_iter=1
+    ).fit(X, y)
     assert clf.p_ == pytest.approx(2 * np.log(41))
     assert (
-        ALMAClassifier(p="log", alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        ALMAClassifier(
+            shuffle=False, p="log", alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        )
         .fit(X[:, :2], y)
         .p_
         == 2.0
@@ -101,10 +106,10 @@ def test_log_p_resolves_to_two_ln_d():
 def test_sparse_target_favours_large_p():
     """Section 4.4: with few relevant attributes, ALMA_p for p > 2 beats ALMA_2."""
     X, y, Xt, yt = make_sparse_target(n_train=4000, n_test=4000, n_relevant=3, random_state=0)
-    err2 = 1 - ALMAClassifier(p=2.0, alpha=0.5, output="avg", max_iter=1, fit_intercept=False).fit(
-        X, y
-    ).score(Xt, yt)
-    err6 = 1 - ALMAClassifier(p=6.0, alpha=0.5, output="avg", max_iter=1, fit_intercept=False).fit(
-        X, y
-    ).score(Xt, yt)
+    err2 = 1 - ALMAClassifier(
+        shuffle=False, p=2.0, alpha=0.5, output="avg", max_iter=1, fit_intercept=False
+    ).fit(X, y).score(Xt, yt)
+    err6 = 1 - ALMAClassifier(
+        shuffle=False, p=6.0, alpha=0.5, output="avg", max_iter=1, fit_intercept=False
+    ).fit(X, y).score(Xt, yt)
     assert err6 < err2 / 3

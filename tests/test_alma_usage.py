@@ -16,8 +16,12 @@ from marginkit import ALMAClassifier
 def test_string_labels_and_classes_order():
     X, y = make_blobs_pm(n=120, d=6, n_classes=3, seed=1)
     names = np.array(["cat", "dog", "emu"])[y]
-    a = ALMAClassifier(alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(X, names)
-    b = ALMAClassifier(alpha=0.8, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    a = ALMAClassifier(
+        shuffle=False, alpha=0.8, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, names)
+    b = ALMAClassifier(
+        shuffle=False, alpha=0.8, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     np.testing.assert_array_equal(a.classes_, ["cat", "dog", "emu"])
     np.testing.assert_array_equal(a.predict(X), np.array(["cat", "dog", "emu"])[b.predict(X)])
 
@@ -25,7 +29,12 @@ def test_string_labels_and_classes_order():
 def test_binary_decision_sign_matches_predict():
     X, y = make_blobs_pm(n=100, d=5, n_classes=2, seed=2)
     clf = ALMAClassifier(
-        keep_corrections=True, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        alpha=0.9,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ).fit(X, np.where(y == 1, "yes", "no"))
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
@@ -37,9 +46,9 @@ def test_binary_decision_sign_matches_predict():
 
 def test_sparse_layouts_give_the_same_model():
     X, y = make_blobs_pm(n=150, d=20, n_classes=3, seed=3, sparse_density=0.2)
-    ref = ALMAClassifier(p=3.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(
-        X, y
-    )
+    ref = ALMAClassifier(
+        shuffle=False, p=3.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     # explicit zeros, unsorted indices, duplicate entries, other formats
     coo = X.tocoo()
     dup = sp.coo_matrix(
@@ -56,9 +65,9 @@ def test_sparse_layouts_give_the_same_model():
         unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1]
     unsorted.has_sorted_indices = False
     for variant in [dup, unsorted, X.tocsc(), sp.csr_array(X), X.astype(np.float32)]:
-        clf = ALMAClassifier(p=3.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False).fit(
-            variant, y
-        )
+        clf = ALMAClassifier(
+            shuffle=False, p=3.0, alpha=0.7, output="last", max_iter=1, fit_intercept=False
+        ).fit(variant, y)
         assert clf.n_corrections_ == ref.n_corrections_
         np.testing.assert_allclose(
             clf.coef_, ref.coef_, rtol=1e-6 if variant.dtype == np.float32 else 1e-12, atol=1e-12
@@ -68,7 +77,8 @@ def test_sparse_layouts_give_the_same_model():
 def test_in_pipeline_and_grid_search():
     X, y = make_blobs_pm(n=300, d=8, n_classes=3, seed=4)
     pipe = make_pipeline(
-        StandardScaler(), ALMAClassifier(fit_intercept=True, max_iter=3, alpha=1.0, output="last")
+        StandardScaler(),
+        ALMAClassifier(shuffle=False, fit_intercept=True, max_iter=3, alpha=1.0, output="last"),
     )
     grid = GridSearchCV(
         pipe,
@@ -81,7 +91,13 @@ def test_in_pipeline_and_grid_search():
 def test_pickle_round_trip_keeps_every_output():
     X, y = make_blobs_pm(n=200, d=7, n_classes=3, seed=5)
     clf = ALMAClassifier(
-        keep_corrections=True, p=4.0, alpha=0.6, max_iter=2, output="last", fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=4.0,
+        alpha=0.6,
+        max_iter=2,
+        output="last",
+        fit_intercept=False,
     ).fit(X, y)
     again = pickle.loads(pickle.dumps(clf))
     for output in ["last", "avg", "voted"]:
@@ -96,7 +112,9 @@ def test_pickle_round_trip_keeps_every_output():
 
 def test_verbose_shows_progress(capsys):
     X, y = make_blobs_pm(n=50, d=4, n_classes=3, seed=6)
-    ALMAClassifier(verbose=1, max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(X, y)
+    ALMAClassifier(
+        shuffle=False, verbose=1, max_iter=2, alpha=1.0, output="last", fit_intercept=False
+    ).fit(X, y)
     assert "ALMAClassifier" in capsys.readouterr().err
 
 
@@ -109,7 +127,12 @@ def test_long_log_grows_across_blocks(sparse):
     if sparse:
         X = sp.csr_matrix(X * (rng.uniform(size=X.shape) < 0.5))
     clf = ALMAClassifier(
-        keep_corrections=True, alpha=0.5, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        alpha=0.5,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ).fit(X, y)
     state = clf._states[0]
     assert len(state.b_first) > 2

@@ -275,7 +275,7 @@ def test_device_calls_per_block():
             return func(*args, **(kwargs or {}))
 
     X, y = make_blobs_pm(n=4096, d=16, n_classes=3, seed=1)
-    params = {"kernel": "poly", "degree": 4, "max_iter": 1, "block_size": 256}
+    params = {"kernel": "poly", "degree": 4, "max_iter": 1, "block_size": 256, "shuffle": False}
     clf = KernelALMAClassifier(**params)
     Xt = torch.asarray(X)
     with Count():
@@ -296,7 +296,7 @@ def test_auto_block_size(ns, device):
     from marginkit._kernel_base import AUTO_BLOCK_SIZE
 
     X, y = make_blobs_pm(n=1800, d=6, n_classes=3, seed=2)
-    params = {"kernel": "rbf", "gamma": 0.3, "max_iter": 1, "output": "avg"}
+    params = {"kernel": "rbf", "gamma": 0.3, "max_iter": 1, "output": "avg", "shuffle": False}
     cpu = "cpu" in device.lower()
     want = AUTO_BLOCK_SIZE["host" if cpu else "accelerator"]
     other = AUTO_BLOCK_SIZE["accelerator" if cpu else "host"]
@@ -336,15 +336,15 @@ def test_float32_computes_in_float32(ns, device):
 
 def test_numpy_float32_under_dispatch_stays_float32():
     X, y, X_test = blobs(2)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1).fit(
-        X.astype(np.float32), y
-    )
+    clf = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1
+    ).fit(X.astype(np.float32), y)
     assert clf.support_vectors_.dtype == np.float32
     assert clf.decision_function(X_test.astype(np.float32)).dtype == np.float64
     with sklearn.config_context(array_api_dispatch=False):
         # without dispatch, as ever: float64 numpy
         clf = KernelALMAClassifier(
-            kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1
+            shuffle=False, kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1
         ).fit(X.astype(np.float32), y)
         assert clf.support_vectors_.dtype == np.float64
 
@@ -353,11 +353,11 @@ def test_sparse_input_under_dispatch_stays_on_the_host():
     X, y = make_blobs_pm(n=200, d=12, seed=4, sparse_density=0.3)
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelALMAClassifier(
-            kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1
+            shuffle=False, kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1
         ).fit(X, y)
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1).fit(
-        X, y
-    )
+    clf = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.1, alpha=1.0, output="last", max_iter=1
+    ).fit(X, y)
     np.testing.assert_array_equal(clf.support_, ref.support_)
     assert sp.issparse(clf.support_vectors_)
 
@@ -437,9 +437,9 @@ def test_linear_estimators_compute_on_the_host(ns, device, cls, params):
 def test_string_labels_come_back_as_numpy():
     X, y, X_test = blobs(2)
     labels = np.array(["no", "yes"])[y]
-    clf = KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1).fit(
-        put(X, "array_api_strict", "device1"), labels
-    )
+    clf = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, alpha=1.0, output="last", max_iter=1
+    ).fit(put(X, "array_api_strict", "device1"), labels)
     out = clf.predict(put(X_test, "array_api_strict", "device1"))
     assert isinstance(out, np.ndarray) and set(out) <= {"no", "yes"}
 
@@ -454,9 +454,9 @@ def test_a_callable_kernel_of_the_namespace():
 
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelPerceptronClassifier(
-            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
+            shuffle=False, kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
         ).fit(X, y)
-    clf = KernelPerceptronClassifier(kernel=cubic, output="last", max_iter=1).fit(
+    clf = KernelPerceptronClassifier(shuffle=False, kernel=cubic, output="last", max_iter=1).fit(
         put(X, "array_api_strict", "device1"), y
     )
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
@@ -473,13 +473,15 @@ def test_a_callable_kernel_answering_in_another_library_on_the_host():
 
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelPerceptronClassifier(
-            kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
+            shuffle=False, kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
         ).fit(X, y)
-        clf = KernelPerceptronClassifier(kernel=cubic, output="last", max_iter=1).fit(X, y)
+        clf = KernelPerceptronClassifier(
+            shuffle=False, kernel=cubic, output="last", max_iter=1
+        ).fit(X, y)
         np.testing.assert_array_equal(clf.support_, ref.support_)
         with pytest.raises(ValueError, match="complex values"):
             KernelPerceptronClassifier(
-                kernel=lambda A, B: xps.asarray(A @ B.T + 0j), max_iter=1
+                shuffle=False, kernel=lambda A, B: xps.asarray(A @ B.T + 0j), max_iter=1
             ).fit(X, y)
 
 
@@ -490,9 +492,9 @@ def test_dense_batches_of_a_namespace_after_a_sparse_fit(ns, device):
     X, y, _ = blobs(2)
     first = sp.csr_matrix(X[:120])
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelPerceptronClassifier().partial_fit(first, y[:120], classes=[0, 1])
+        ref = KernelPerceptronClassifier(shuffle=False).partial_fit(first, y[:120], classes=[0, 1])
         ref.partial_fit(X[120:], y[120:])
-        clf = KernelPerceptronClassifier().partial_fit(first, y[:120], classes=[0, 1])
+        clf = KernelPerceptronClassifier(shuffle=False).partial_fit(first, y[:120], classes=[0, 1])
     clf.partial_fit(put(X[120:], ns, device), y[120:])
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
 
@@ -523,7 +525,7 @@ def test_a_budget_on_the_device(ns, device, rule):
     rows made where the store is), the same corrections as on numpy, at most ``budget``
     stored vectors, the scores equal to rounding."""
     X, y, X_test = blobs(3, n=300)
-    params = dict(kernel="rbf", gamma=0.3, max_iter=2, budget=25, budget_rule=rule)
+    params = dict(kernel="rbf", gamma=0.3, max_iter=2, budget=25, budget_rule=rule, shuffle=False)
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelALMAClassifier(block_size=16, **params).fit(X, y)
     clf = KernelALMAClassifier(block_size=16, **params).fit(put(X, ns, device), put(y, ns, device))

@@ -36,7 +36,7 @@ FACTORIES = [
         fit_intercept=False,
     ),
     lambda: PerceptronClassifier(
-        max_iter=2, fit_intercept=True, keep_corrections=True, output="last"
+        shuffle=False, max_iter=2, fit_intercept=True, keep_corrections=True, output="last"
     ),
     lambda: ROMMAClassifier(
         aggressive=True,
@@ -47,12 +47,12 @@ FACTORIES = [
         fit_intercept=False,
     ),
     lambda: KernelALMAClassifier(
-        kernel="poly", degree=2, max_iter=3, block_size=7, alpha=1.0, output="last"
+        shuffle=False, kernel="poly", degree=2, max_iter=3, block_size=7, alpha=1.0, output="last"
     ),
     lambda: PUMMAClassifier(
         p=3.0, lam=0.5, max_iter=6, shuffle=True, random_state=0, output="last"
     ),
-    lambda: PUMMAClassifier(delta=0.2, max_iter=5, output="voted", lam=0.0),
+    lambda: PUMMAClassifier(shuffle=False, delta=0.2, max_iter=5, output="voted", lam=0.0),
     lambda: MarginPerceptronClassifier(
         fit_intercept=True, max_iter=30, shuffle=True, random_state=4, output="last"
     ),
@@ -191,31 +191,31 @@ def test_resume_after_sigkill_mid_epoch_full_size(tmp_path):
 def test_checkpoint_errors(tmp_path):
     X, y = make_blobs_pm(n=60, d=3, seed=0)
     path = tmp_path / "c.skops"
-    ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(
+    ALMAClassifier(shuffle=False, max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(
         X, y, checkpoint=path
     )
     with pytest.raises(ValueError, match="is a checkpoint of ALMAClassifier"):
-        ALMAClassifier(max_iter=2, alpha=0.5, output="last", fit_intercept=False).fit(
-            X, y, checkpoint=path
-        )
+        ALMAClassifier(
+            shuffle=False, max_iter=2, alpha=0.5, output="last", fit_intercept=False
+        ).fit(X, y, checkpoint=path)
     with pytest.raises(ValueError, match="is a checkpoint of PerceptronClassifier|not of"):
-        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
+        PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(
             X, y, checkpoint=path
         )
     with pytest.raises(ValueError, match="a checkpoint of training on other data"):
-        ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(
-            X + 1.0, y, checkpoint=path
-        )
+        ALMAClassifier(
+            shuffle=False, max_iter=2, alpha=1.0, output="last", fit_intercept=False
+        ).fit(X + 1.0, y, checkpoint=path)
     with pytest.raises(ValueError, match="checkpoint_every must be an integer >= 1"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y, checkpoint=tmp_path / "d.skops", checkpoint_every=0)
     with pytest.raises(ValueError, match="checkpoint_every needs a checkpoint path"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, y, checkpoint_every=10
-        )
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y, checkpoint_every=10)
     X2 = sp.csr_matrix(X)
-    ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
+    ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
         X2, y, checkpoint=tmp_path / "s.skops"
     )
 
@@ -230,7 +230,7 @@ def test_resume_whatever_the_estimator_learned_before(tmp_path):
     path = tmp_path / "c.skops"
 
     def make():
-        return PerceptronClassifier(max_iter=3, tol=None, random_state=0)
+        return PerceptronClassifier(shuffle=False, max_iter=3, tol=None, random_state=0)
 
     plain = make().fit(frame, y)
     make().fit(frame, y, checkpoint=path)
@@ -250,18 +250,24 @@ def test_resume_whatever_the_estimator_learned_before(tmp_path):
 def test_checkpoint_errors_said_before_training(tmp_path):
     X, y = make_blobs_pm(n=60, d=3, seed=0)
     with pytest.raises(ValueError, match="checkpoints needs random_state to be an int"):
-        ALMAClassifier(random_state=np.random.RandomState(0)).fit(X, y, checkpoint=tmp_path / "g")
+        ALMAClassifier(shuffle=False, random_state=np.random.RandomState(0)).fit(
+            X, y, checkpoint=tmp_path / "g"
+        )
     assert not (tmp_path / "g").exists()
-    marginkit.save(ALMAClassifier(max_iter=1).fit(X, y), tmp_path / "m.skops")
+    marginkit.save(ALMAClassifier(shuffle=False, max_iter=1).fit(X, y), tmp_path / "m.skops")
     with pytest.raises(ValueError, match="holds a model, not a checkpoint"):
-        ALMAClassifier(max_iter=1).fit(X, y, checkpoint=tmp_path / "m.skops")
+        ALMAClassifier(shuffle=False, max_iter=1).fit(X, y, checkpoint=tmp_path / "m.skops")
     with pytest.raises(TypeError, match="a fit with a callable kernel cannot write checkp"):
-        KernelALMAClassifier(kernel=lambda A, B: A @ B.T).fit(X, y, checkpoint=tmp_path / "k")
+        KernelALMAClassifier(shuffle=False, kernel=lambda A, B: A @ B.T).fit(
+            X, y, checkpoint=tmp_path / "k"
+        )
     assert not (tmp_path / "k").exists()
     path = tmp_path / "d.skops"
-    KernelALMAClassifier(max_iter=2, tol=None).fit(X, y, checkpoint=path)
+    KernelALMAClassifier(shuffle=False, max_iter=2, tol=None).fit(X, y, checkpoint=path)
     with pytest.raises(ValueError, match="checkpoint of training on dense data, not on these sp"):
-        KernelALMAClassifier(max_iter=2, tol=None).fit(sp.csr_matrix(X), y, checkpoint=path)
+        KernelALMAClassifier(shuffle=False, max_iter=2, tol=None).fit(
+            sp.csr_matrix(X), y, checkpoint=path
+        )
 
 
 def test_a_checkpoint_holds_the_model_not_the_epochs_orders(tmp_path):
@@ -295,7 +301,9 @@ def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatc
     path = tmp_path / "c.skops"
 
     def make():
-        return ALMAClassifier(alpha=0.9, max_iter=40, tol=None, output="last", fit_intercept=False)
+        return ALMAClassifier(
+            shuffle=False, alpha=0.9, max_iter=40, tol=None, output="last", fit_intercept=False
+        )
 
     make().fit(X, y, checkpoint=path)
     assert 1 <= len(calls) <= 5

@@ -49,7 +49,11 @@ def test_train_on_a_cluster_is_the_mixed_model(shards, dask_client, capsys):
     saved = marginkit.load(model)
     with dask_client.as_current():
         expected = MixingClassifier(
-            marginkit.PerceptronClassifier(), max_iter=4, momentum="auto", warm_up=30, mix_every=25
+            marginkit.PerceptronClassifier(shuffle=False),
+            max_iter=4,
+            momentum="auto",
+            warm_up=30,
+            mix_every=25,
         ).fit(parts, chunk_size=40)
     assert same_bits(saved, expected.estimator_)
     assert saved.input_format_ == {"format": "svmlight", "n_features": 7, "zero_based": False}
@@ -71,7 +75,9 @@ def test_one_file_on_a_local_cluster_is_fit_file(shards, capsys):
     err = capsys.readouterr().err
     assert "in 1 shard on a Dask cluster" in err and "stopped: max_iter reached" in err
     serial = fit_file(
-        marginkit.ALMAClassifier(p=3.0, max_iter=3, tol=1e-3), parts[0], chunk_size=50
+        marginkit.ALMAClassifier(shuffle=False, p=3.0, max_iter=3, tol=1e-3),
+        parts[0],
+        chunk_size=50,
     )
     assert same_bits(marginkit.load(model), serial)
 
@@ -140,7 +146,7 @@ def test_mixing_options_without_a_cluster_are_refused(shards, extra, named, caps
 
 
 def test_the_mix_defaults_are_mixing_classifiers():
-    params = MixingClassifier(marginkit.ALMAClassifier()).get_params()
+    params = MixingClassifier(marginkit.ALMAClassifier(shuffle=False)).get_params()
     assert {
         k: params[k] for k in marginkit.tasks._MIXED_DEFAULTS
     } == marginkit.tasks._MIXED_DEFAULTS

@@ -60,6 +60,7 @@ def test_train_evaluate_predict_svmlight(files, capsys):
 def test_train_on_csv_with_header_and_label_first(files, capsys):
     paths, X, y = files
     args = ["train", str(paths["csv"]), "--estimator", "alma", "--model", str(paths["model"])]
+    args += ["--param", "random_state=0"]
     assert main([*args, "--skip-header", "--label-column", "0", "--param", "p=3"]) == 0
     capsys.readouterr()
     model = marginkit.load(paths["model"])
@@ -109,9 +110,9 @@ def test_every_estimator_trains(files, name, capsys):
 def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
     paths, _, _ = files
     marginkit.save(
-        marginkit.ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            *read_data(paths["train"])
-        ),
+        marginkit.ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(*read_data(paths["train"])),
         paths["model"],
     )
     bad = paths["train"].with_name("bad.svm")
@@ -146,9 +147,9 @@ def test_make_estimator_and_read_data_errors(tmp_path):
 
 def test_evaluate_reports_unknown_labels(files):
     paths, X, y = files
-    model = marginkit.PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
-        *read_data(paths["train"])
-    )
+    model = marginkit.PerceptronClassifier(
+        shuffle=False, output="last", max_iter=1, fit_intercept=False
+    ).fit(*read_data(paths["train"]))
     marginkit.save(model, paths["model"])
     odd = paths["train"].with_name("odd.svm")
     dump_svmlight_file(X[:10], np.full(10, 7), str(odd))

@@ -121,18 +121,20 @@ def test_passes_made_of_estimators():
     X = rng.normal(size=(200, 4))
     y = np.where(X[:, 0] > 0, 1, -1)
     X[:, 0] += 0.5 * y
-    clf = PUMMAClassifier(tol=None).fit(X, y)
+    clf = PUMMAClassifier(shuffle=False, tol=None).fit(X, y)
     assert passes_made(clf)["stopped"] == "a pass without update"
-    clf = ALMAClassifier(max_iter=2, tol=None).fit(X * 0 + rng.normal(size=X.shape), y)
+    clf = ALMAClassifier(shuffle=False, max_iter=2, tol=None).fit(
+        X * 0 + rng.normal(size=X.shape), y
+    )
     assert passes_made(clf) == {"n_passes": 2, "stopped": "max_iter reached"}
     y3 = np.argmax(X[:, :3], axis=1)
-    clf = MarginPerceptronClassifier(max_iter=2).fit(X, y3)
+    clf = MarginPerceptronClassifier(shuffle=False, max_iter=2).fit(X, y3)
     made = passes_made(clf)
     assert made["n_passes"] == sum(made["passes_per_problem"])
     assert describe_passes(made).startswith(f"{made['n_passes']} passes (")
     assert describe_passes({"n_passes": 1, "stopped": "x"}) == "1 pass; stopped: x"
     noisy = np.where(rng.uniform(size=200) < 0.3, -y, y)
-    clf = KernelALMAClassifier(early_stopping=True, random_state=0).fit(X, noisy)
+    clf = KernelALMAClassifier(shuffle=False, early_stopping=True, random_state=0).fit(X, noisy)
     assert clf.n_iter_ < 1000
     assert passes_made(clf)["stopped"].startswith("the rows held out stopped improving")
 

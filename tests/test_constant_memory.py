@@ -29,9 +29,9 @@ CHILD = textwrap.dedent(
 
     name, n_rows, chunk = sys.argv[1], int(sys.argv[2]), 100_000
     est = {
-        "alma": lambda: ALMAClassifier(alpha=0.9),
-        "perceptron": lambda: PerceptronClassifier(fit_intercept=True),
-        "pumma": lambda: PUMMAClassifier(lam=1.0),
+        "alma": lambda: ALMAClassifier(shuffle=False, alpha=0.9),
+        "perceptron": lambda: PerceptronClassifier(shuffle=False, fit_intercept=True),
+        "pumma": lambda: PUMMAClassifier(shuffle=False, lam=1.0),
     }[name]()
     rng = np.random.default_rng(0)
     u = rng.normal(size=50)

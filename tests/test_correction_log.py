@@ -116,17 +116,19 @@ def test_voted_without_the_log_is_a_clear_error(name):
 
 def test_partial_fit_keeps_the_choice_of_its_first_call():
     X, y = noisy(200)
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).partial_fit(
-        X[:100], y[:100], classes=[-1, 1]
-    )
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).partial_fit(X[:100], y[:100], classes=[-1, 1])
     clf.set_params(output="voted").partial_fit(X[100:], y[100:])  # still no log
     with pytest.raises(ValueError, match="without keeping its corrections"):
         clf.predict(X)
     logged = ALMAClassifier(
-        output="voted", alpha=1.0, max_iter=1, fit_intercept=False
+        shuffle=False, output="voted", alpha=1.0, max_iter=1, fit_intercept=False
     ).partial_fit(X[:100], y[:100], classes=[-1, 1])
     logged.set_params(output="last").partial_fit(X[100:], y[100:])
-    whole = ALMAClassifier(output="voted", alpha=1.0, max_iter=1, fit_intercept=False).fit(X, y)
+    whole = ALMAClassifier(
+        shuffle=False, output="voted", alpha=1.0, max_iter=1, fit_intercept=False
+    ).fit(X, y)
     np.testing.assert_array_equal(
         logged.set_params(output="voted").decision_function(X), whole.decision_function(X)
     )
@@ -175,12 +177,18 @@ def exact_votes(state, X, biased):
 
 
 EXACT = {
-    "romma": lambda: ROMMAClassifier(max_iter=20, tol=None, output="voted", fit_intercept=False),
-    "aggressive-romma": lambda: ROMMAClassifier(
-        aggressive=True, max_iter=20, tol=None, output="voted", fit_intercept=False
+    "romma": lambda: ROMMAClassifier(
+        shuffle=False, max_iter=20, tol=None, output="voted", fit_intercept=False
     ),
-    "pumma": lambda: PUMMAClassifier(tol=None, max_iter=20, output="voted", lam=0.0),
-    "pumma3": lambda: PUMMAClassifier(tol=None, p=3.0, max_iter=20, output="voted", lam=0.0),
+    "aggressive-romma": lambda: ROMMAClassifier(
+        shuffle=False, aggressive=True, max_iter=20, tol=None, output="voted", fit_intercept=False
+    ),
+    "pumma": lambda: PUMMAClassifier(
+        shuffle=False, tol=None, max_iter=20, output="voted", lam=0.0
+    ),
+    "pumma3": lambda: PUMMAClassifier(
+        shuffle=False, tol=None, p=3.0, max_iter=20, output="voted", lam=0.0
+    ),
 }
 
 
@@ -205,7 +213,11 @@ def test_romma_vote_survives_a_scale_of_1e51():
     separable: on these rows they made dense and sparse input disagree on 40 of 300
     predictions. The vote of the rebuilt hypotheses does not."""
     X, y = noisy(n=300, d=6, seed=1, noise=0.1)
-    clf = fit(ROMMAClassifier(max_iter=20, tol=None, output="voted", fit_intercept=False), X, y)
+    clf = fit(
+        ROMMAClassifier(shuffle=False, max_iter=20, tol=None, output="voted", fit_intercept=False),
+        X,
+        y,
+    )
     state = clf._states[0]
     assert state.fs[L.F_S] > 1e40 and np.abs(state.v).max() < 1e-20  # the scale swung
     dense = clf.decision_function(X)
@@ -238,7 +250,9 @@ def test_vote_of_sparse_rows_touches_only_their_columns():
     X = sparse_rows(400, d, 20, seed=1)
     score = np.asarray(X[:, : d // 2].sum(axis=1) - X[:, d // 2 :].sum(axis=1)).ravel()
     y = np.where(score > 0, 1, -1)
-    clf = PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False).fit(X, y)
+    clf = PerceptronClassifier(shuffle=False, max_iter=2, output="voted", fit_intercept=False).fit(
+        X, y
+    )
     rows = X[rng.choice(400, 5, replace=False)]
     state = clf._states[0]
     assert state.n_corrections > 50
@@ -253,10 +267,12 @@ def test_vote_of_sparse_rows_touches_only_their_columns():
 ALL = [
     *(LINEAR[name]() for name in sorted(LINEAR)),
     *(LINEAR[name](keep_corrections=True) for name in ("alma2", "pumma3")),
-    KernelALMAClassifier(kernel="poly", degree=2, max_iter=2, alpha=1.0, output="last"),
-    KernelPerceptronClassifier(kernel="rbf", gamma=0.5, output="last", max_iter=1),
-    KernelROMMAClassifier(aggressive=True, output="last", max_iter=1),
-    KernelPUMMAClassifier(lam=1.0, max_iter=5, output="last"),
+    KernelALMAClassifier(
+        shuffle=False, kernel="poly", degree=2, max_iter=2, alpha=1.0, output="last"
+    ),
+    KernelPerceptronClassifier(shuffle=False, kernel="rbf", gamma=0.5, output="last", max_iter=1),
+    KernelROMMAClassifier(shuffle=False, aggressive=True, output="last", max_iter=1),
+    KernelPUMMAClassifier(shuffle=False, lam=1.0, max_iter=5, output="last"),
 ]
 
 
@@ -281,7 +297,9 @@ def test_a_saved_model_without_the_log_is_of_order_d(tmp_path):
     X = sparse_rows(3000, d, 30, seed=0)
     score = np.asarray(X[:, : d // 2].sum(axis=1) - X[:, d // 2 :].sum(axis=1)).ravel()
     y = np.where(score > 0, 1, -1)
-    clf = PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(
+        X, y
+    )
     assert clf.n_corrections_ > 100
     marginkit.save(clf, tmp_path / "plain.skops")
     plain = (tmp_path / "plain.skops").stat().st_size
@@ -291,13 +309,15 @@ def test_a_saved_model_without_the_log_is_of_order_d(tmp_path):
     pickle.dump(clf, buffer)
     assert buffer.tell() < 3 * 8 * d + 100_000
     # twice the stream: twice the corrections, the same size
-    more = PerceptronClassifier(max_iter=2, output="last", fit_intercept=False).fit(X, y)
+    more = PerceptronClassifier(shuffle=False, max_iter=2, output="last", fit_intercept=False).fit(
+        X, y
+    )
     assert more.n_corrections_ > clf.n_corrections_
     marginkit.save(more, tmp_path / "more.skops")
     assert abs((tmp_path / "more.skops").stat().st_size - plain) < 0.05 * plain
     # with the log, the file holds the corrected rows as well
     logged = PerceptronClassifier(
-        keep_corrections=True, output="last", max_iter=1, fit_intercept=False
+        shuffle=False, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     state = logged._states[0]
     marginkit.save(logged, tmp_path / "logged.skops")
@@ -309,10 +329,12 @@ def test_a_saved_model_without_the_log_is_of_order_d(tmp_path):
 def test_a_loaded_log_grows_on():
     """A saved log has no spare room; training on makes room again."""
     X, y = noisy(n=400, d=6, seed=8)
-    whole = ALMAClassifier(alpha=0.8, output="voted", max_iter=1, fit_intercept=False).fit(X, y)
-    first = ALMAClassifier(alpha=0.8, output="voted", max_iter=1, fit_intercept=False).partial_fit(
-        X[:200], y[:200], [-1, 1]
-    )
+    whole = ALMAClassifier(
+        shuffle=False, alpha=0.8, output="voted", max_iter=1, fit_intercept=False
+    ).fit(X, y)
+    first = ALMAClassifier(
+        shuffle=False, alpha=0.8, output="voted", max_iter=1, fit_intercept=False
+    ).partial_fit(X[:200], y[:200], [-1, 1])
     again = pickle.loads(pickle.dumps(first))
     assert again._states[0].h_coef.shape == (first.n_corrections_,)
     again.partial_fit(X[200:], y[200:])

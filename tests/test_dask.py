@@ -63,8 +63,10 @@ def test_prediction_over_dask_arrays_on_a_cluster(dask_client):
 
     X, y = make_blobs_pm(n=600, d=5, n_classes=3, seed=3)
     models = [
-        PUMMAClassifier(lam=1.0, max_iter=20, output="avg"),
-        KernelALMAClassifier(kernel="rbf", gamma=0.5, max_iter=2, output="voted", alpha=1.0),
+        PUMMAClassifier(shuffle=False, lam=1.0, max_iter=20, output="avg"),
+        KernelALMAClassifier(
+            shuffle=False, kernel="rbf", gamma=0.5, max_iter=2, output="voted", alpha=1.0
+        ),
     ]
     for model in models:
         with warnings.catch_warnings():
@@ -99,9 +101,9 @@ def odd_start(a):
 @pytest.mark.parametrize(
     "est",
     [
-        ALMAClassifier(alpha=0.9, max_iter=2),
-        ALMAClassifier(p="log", max_iter=2),
-        KernelALMAClassifier(max_iter=2, block_size=40),
+        ALMAClassifier(shuffle=False, alpha=0.9, max_iter=2),
+        ALMAClassifier(shuffle=False, p="log", max_iter=2),
+        KernelALMAClassifier(shuffle=False, max_iter=2, block_size=40),
     ],
     ids=["alma2", "almalog", "kernel"],
 )

@@ -31,15 +31,21 @@ wrappers = pytest.importorskip("dask_ml.wrappers", reason="Incremental needs the
 da = pytest.importorskip("dask.array")
 
 ESTIMATORS = [
-    ALMAClassifier(p=4, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
-    PerceptronClassifier(output="avg", max_iter=1, fit_intercept=False),
-    ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", max_iter=1),
-    MarginPerceptronClassifier(gamma_guess=0.5, output="voted", fit_intercept=False),
-    PUMMAClassifier(lam=0.5, delta=0.1, output="last"),
-    KernelALMAClassifier(gamma=0.3, output="voted", block_size=32, alpha=1.0, max_iter=1),
-    KernelPerceptronClassifier(kernel="poly", degree=2, gamma=0.2, output="last", max_iter=1),
-    KernelROMMAClassifier(gamma="scale", output="avg", max_iter=1),
-    KernelPUMMAClassifier(gamma=0.3, lam=0.5, output="last"),
+    ALMAClassifier(shuffle=False, p=4, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
+    PerceptronClassifier(shuffle=False, output="avg", max_iter=1, fit_intercept=False),
+    ROMMAClassifier(shuffle=False, aggressive=True, fit_intercept=True, output="last", max_iter=1),
+    MarginPerceptronClassifier(
+        shuffle=False, gamma_guess=0.5, output="voted", fit_intercept=False
+    ),
+    PUMMAClassifier(shuffle=False, lam=0.5, delta=0.1, output="last"),
+    KernelALMAClassifier(
+        shuffle=False, gamma=0.3, output="voted", block_size=32, alpha=1.0, max_iter=1
+    ),
+    KernelPerceptronClassifier(
+        shuffle=False, kernel="poly", degree=2, gamma=0.2, output="last", max_iter=1
+    ),
+    KernelROMMAClassifier(shuffle=False, gamma="scale", output="avg", max_iter=1),
+    KernelPUMMAClassifier(shuffle=False, gamma=0.3, lam=0.5, output="last"),
 ]
 
 
@@ -82,12 +88,14 @@ def test_incremental_runs_more_epochs_by_refitting(dask_client):
     X, y = make_blobs_pm(n=300, d=5, seed=2)
     dX, dy = da.from_array(X, chunks=(75, 5)), da.from_array(y, chunks=75)
     inc = wrappers.Incremental(
-        ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=0.9, output="last", max_iter=1, fit_intercept=False),
         shuffle_blocks=False,
     )
     inc.fit(dX, dy, classes=[0, 1])
     inc.partial_fit(dX, dy, classes=[0, 1])
-    two = ALMAClassifier(alpha=0.9, max_iter=2, output="last", fit_intercept=False).fit(X, y)
+    two = ALMAClassifier(
+        shuffle=False, alpha=0.9, max_iter=2, output="last", fit_intercept=False
+    ).fit(X, y)
     np.testing.assert_array_equal(inc.estimator_.coef_, two.coef_)
 
 
@@ -95,7 +103,7 @@ def test_incremental_reports_partial_fit_errors(dask_client):
     X, y = make_blobs_pm(n=200, d=4, seed=1)
     dX, dy = da.from_array(X, chunks=(50, 4)), da.from_array(y, chunks=50)
     inc = wrappers.Incremental(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         shuffle_blocks=False,
     )
     with pytest.raises(ValueError, match="classes must be passed on the first call"):

@@ -25,17 +25,25 @@ from marginkit._base import signs_kept
 SCALES = [10.0**k for k in range(-300, 301, 50)] + [3e-250, 7e250, 2.0**-1000, 2.0**1000]
 
 ESTIMATORS = {
-    "perceptron": lambda: PerceptronClassifier(max_iter=3, tol=None),
-    "perceptron-avg": lambda: PerceptronClassifier(max_iter=3, tol=None, output="avg"),
-    "alma": lambda: ALMAClassifier(alpha=0.9, max_iter=2, tol=None),
-    "romma": lambda: ROMMAClassifier(max_iter=2, tol=None),
-    "margin-perceptron": lambda: MarginPerceptronClassifier(max_iter=3),
-    "pumma": lambda: PUMMAClassifier(max_iter=3),
-    "kernel-perceptron": lambda: KernelPerceptronClassifier(kernel="linear", max_iter=2, tol=None),
-    "kernel-alma": lambda: KernelALMAClassifier(kernel="linear", max_iter=2, tol=None),
-    "kernel-romma": lambda: KernelROMMAClassifier(kernel="linear", max_iter=2, tol=None),
-    "kernel-pumma": lambda: KernelPUMMAClassifier(kernel="linear", max_iter=2),
-    "kernel-rbf": lambda: KernelPerceptronClassifier(max_iter=2, tol=None),
+    "perceptron": lambda: PerceptronClassifier(shuffle=False, max_iter=3, tol=None),
+    "perceptron-avg": lambda: PerceptronClassifier(
+        shuffle=False, max_iter=3, tol=None, output="avg"
+    ),
+    "alma": lambda: ALMAClassifier(shuffle=False, alpha=0.9, max_iter=2, tol=None),
+    "romma": lambda: ROMMAClassifier(shuffle=False, max_iter=2, tol=None),
+    "margin-perceptron": lambda: MarginPerceptronClassifier(shuffle=False, max_iter=3),
+    "pumma": lambda: PUMMAClassifier(shuffle=False, max_iter=3),
+    "kernel-perceptron": lambda: KernelPerceptronClassifier(
+        shuffle=False, kernel="linear", max_iter=2, tol=None
+    ),
+    "kernel-alma": lambda: KernelALMAClassifier(
+        shuffle=False, kernel="linear", max_iter=2, tol=None
+    ),
+    "kernel-romma": lambda: KernelROMMAClassifier(
+        shuffle=False, kernel="linear", max_iter=2, tol=None
+    ),
+    "kernel-pumma": lambda: KernelPUMMAClassifier(shuffle=False, kernel="linear", max_iter=2),
+    "kernel-rbf": lambda: KernelPerceptronClassifier(shuffle=False, max_iter=2, tol=None),
 }
 
 
@@ -89,7 +97,7 @@ def test_perceptron_near_1e_250_is_not_zero():
     """The case of the report: the data-unit value underflows, predict says +1."""
     X, y = data(2)
     c = 1e-250
-    clf = PerceptronClassifier(max_iter=3, tol=None).fit(X * c, y)
+    clf = PerceptronClassifier(shuffle=False, max_iter=3, tol=None).fit(X * c, y)
     scores = agrees(clf, X * c)
     assert np.all(scores != 0)
     positive = clf.predict(X * c) == 1

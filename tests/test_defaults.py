@@ -82,7 +82,7 @@ def test_published_setting_is_one_argument_away(cls):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 6))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=200) > 0, 1, -1)
-    paper = {"fit_intercept": False, "max_iter": 1, "output": "last"}
+    paper = {"fit_intercept": False, "max_iter": 1, "output": "last", "shuffle": False}
     if cls is ALMAClassifier:
         paper["alpha"] = 1.0
     fitted = cls(**paper).fit(X, y)
@@ -90,7 +90,7 @@ def test_published_setting_is_one_argument_away(cls):
     np.testing.assert_array_equal(fitted.coef_, streamed.coef_)
     assert not np.any(fitted.intercept_)
     default = cls().fit(X, y)
-    assert default.fit_intercept and default.output == "avg"
+    assert default.fit_intercept and default.output == "avg" and default.shuffle
     assert (default.max_iter, default.tol) == (1000, 1e-3) and 1 < default.n_iter_ < 1000
 
 

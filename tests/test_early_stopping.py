@@ -32,7 +32,16 @@ def noisy(n=600, seed=0):
 
 
 def make(cls, **params):
-    return cls(**{"kernel": "rbf", "gamma": 0.3, "block_size": 32, "max_iter": 12, **params})
+    return cls(
+        **{
+            "shuffle": False,
+            "kernel": "rbf",
+            "gamma": 0.3,
+            "block_size": 32,
+            "max_iter": 12,
+            **params,
+        }
+    )
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)

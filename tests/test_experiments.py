@@ -141,7 +141,7 @@ def test_last_and_avg_come_from_one_fit():
     X, y = permuted(X, y, q["permutation_seed"])  # the cell's order of the training set
     for output in ("last", "avg"):
         clf = ALMAClassifier(
-            p=6, alpha=0.5, B=q["B"], output=output, max_iter=1, fit_intercept=False
+            shuffle=False, p=6, alpha=0.5, B=q["B"], output=output, max_iter=1, fit_intercept=False
         ).fit(X, y)
         mistakes = int(np.count_nonzero(clf.predict(X_test) != y_test))
         assert result[f"mistakes_{output}"] == mistakes

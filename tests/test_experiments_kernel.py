@@ -276,6 +276,7 @@ def test_epoch_records_equal_separate_fits(shared_data):
     X_test, y_test = data[2][:300], data[3][:300]
     for record in result["epochs"]:
         clf = KernelALMAClassifier(
+            shuffle=False,
             alpha=0.9,
             B=params["B"],
             kernel="rbf",

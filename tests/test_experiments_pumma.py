@@ -142,8 +142,12 @@ def test_real_specs():
 def test_learning_curve_equals_fit_epoch_by_epoch():
     """partial_fit epoch by epoch (lam = 0) gives fit's updates, epochs and hyperplane."""
     X, y = make_r_of_k(200, r=1, random_state=3)
-    curve = pa.learning_curve(PUMMAClassifier(delta=0.1, lam=0.0, output="last"), X, y, 2.0, 500)
-    clf = PUMMAClassifier(delta=0.1, max_iter=500, tol=None, lam=0.0, output="last").fit(X, y)
+    curve = pa.learning_curve(
+        PUMMAClassifier(shuffle=False, delta=0.1, lam=0.0, output="last"), X, y, 2.0, 500
+    )
+    clf = PUMMAClassifier(
+        shuffle=False, delta=0.1, max_iter=500, tol=None, lam=0.0, output="last"
+    ).fit(X, y)
     assert curve["converged"] and clf.converged_
     assert curve["epochs"] == np.max(clf.n_epochs_)
     assert curve["updates"] == clf.n_updates_

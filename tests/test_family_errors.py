@@ -102,11 +102,13 @@ def test_pumma_warns_when_not_converged():
     X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     y = np.array([1, -1, -1, 1])  # the same point with both labels: not separable
     with pytest.warns(ConvergenceWarning, match="PUMMAClassifier did not converge"):
-        clf = PUMMAClassifier(tol=None, max_iter=5, lam=0.0, output="last").fit(X, y)
+        clf = PUMMAClassifier(shuffle=False, tol=None, max_iter=5, lam=0.0, output="last").fit(
+            X, y
+        )
     assert not clf.converged_ and clf.n_conflicts_ > 0
     assert np.all(np.isfinite(clf.coef_)) and np.all(np.isfinite(clf.intercept_))
     # a soft margin separates anything
-    clf = PUMMAClassifier(tol=None, lam=1.0, delta=0.1, output="last").fit(X, y)
+    clf = PUMMAClassifier(shuffle=False, tol=None, lam=1.0, delta=0.1, output="last").fit(X, y)
     assert clf.converged_
 
 
@@ -125,20 +127,26 @@ def test_kernel_pumma_warns_when_not_converged():
     y = np.array([1, -1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="KernelPUMMAClassifier did not converge"):
         clf = KernelPUMMAClassifier(
-            tol=None, kernel="linear", max_iter=5, lam=0.0, output="last"
+            shuffle=False, tol=None, kernel="linear", max_iter=5, lam=0.0, output="last"
         ).fit(X, y)
     assert not clf.converged_ and clf.n_conflicts_ > 0
-    clf = KernelPUMMAClassifier(tol=None, kernel="linear", lam=1.0, output="last").fit(X, y)
+    clf = KernelPUMMAClassifier(
+        shuffle=False, tol=None, kernel="linear", lam=1.0, output="last"
+    ).fit(X, y)
     assert clf.converged_
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
-        lambda: ROMMAClassifier(aggressive=True, output="last", max_iter=1, fit_intercept=False),
-        lambda: MarginPerceptronClassifier(output="last", fit_intercept=False),
-        lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
+        lambda: PerceptronClassifier(
+            shuffle=False, output="last", max_iter=1, fit_intercept=False
+        ),
+        lambda: ROMMAClassifier(
+            shuffle=False, aggressive=True, output="last", max_iter=1, fit_intercept=False
+        ),
+        lambda: MarginPerceptronClassifier(shuffle=False, output="last", fit_intercept=False),
+        lambda: PUMMAClassifier(shuffle=False, p=3.0, lam=0.0, output="last"),
     ],
 )
 def test_too_large_values_for_unnormalised_algorithms(make):
@@ -162,19 +170,25 @@ def test_too_large_kernel_values():
     y = np.array([0, 1, 0])
     with pytest.raises(ValueError, match="kernel values are too large for KernelPerceptron"):
         KernelPerceptronClassifier(
-            kernel="poly", degree=4, gamma=1.0, output="last", max_iter=1
+            shuffle=False, kernel="poly", degree=4, gamma=1.0, output="last", max_iter=1
         ).fit(X, y)
     # normalised, the same data are fine
     KernelPerceptronClassifier(
-        kernel="poly", degree=4, gamma=1.0, normalize=True, output="last", max_iter=1
+        shuffle=False,
+        kernel="poly",
+        degree=4,
+        gamma=1.0,
+        normalize=True,
+        output="last",
+        max_iter=1,
     ).fit(X, y)
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: ROMMAClassifier(output="last", max_iter=1, fit_intercept=False),
-        lambda: PUMMAClassifier(p=3.0, lam=0.0, output="last"),
+        lambda: ROMMAClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False),
+        lambda: PUMMAClassifier(shuffle=False, p=3.0, lam=0.0, output="last"),
     ],
 )
 def test_overflowed_weights_are_an_error_not_nan(make, data):

@@ -97,37 +97,66 @@ def test_unit_scaled_is_exact_and_leaves_ordinary_data_alone():
 #: scores that do not change, ALMA's and the normalised kernels'), and whether it is a
 #: kernel estimator (its products of instances are then the kernel's values)
 ESTIMATORS = {
-    "alma": (lambda c: ALMAClassifier(alpha=0.5, p=4.0, max_iter=2, tol=None), None),
-    "perceptron": (lambda c: PerceptronClassifier(max_iter=2, tol=None), 1),
-    "romma": (lambda c: ROMMAClassifier(max_iter=2, tol=None), -1),
-    "aggressive romma": (lambda c: ROMMAClassifier(aggressive=True, max_iter=2, tol=None), -1),
-    "margin perceptron": (lambda c: MarginPerceptronClassifier(max_iter=30), 1),
-    "pumma": (lambda c: PUMMAClassifier(lam=0.0, max_iter=6, tol=None), -1),
-    "pumma p=3": (lambda c: PUMMAClassifier(p=3.0, lam=0.0, max_iter=6, tol=None), -1),
+    "alma": (
+        lambda c: ALMAClassifier(shuffle=False, alpha=0.5, p=4.0, max_iter=2, tol=None),
+        None,
+    ),
+    "perceptron": (lambda c: PerceptronClassifier(shuffle=False, max_iter=2, tol=None), 1),
+    "romma": (lambda c: ROMMAClassifier(shuffle=False, max_iter=2, tol=None), -1),
+    "aggressive romma": (
+        lambda c: ROMMAClassifier(shuffle=False, aggressive=True, max_iter=2, tol=None),
+        -1,
+    ),
+    "margin perceptron": (lambda c: MarginPerceptronClassifier(shuffle=False, max_iter=30), 1),
+    "pumma": (lambda c: PUMMAClassifier(shuffle=False, lam=0.0, max_iter=6, tol=None), -1),
+    "pumma p=3": (
+        lambda c: PUMMAClassifier(shuffle=False, p=3.0, lam=0.0, max_iter=6, tol=None),
+        -1,
+    ),
     # the soft margin's lam is added to x . x: it scales as its square
-    "pumma lam": (lambda c: PUMMAClassifier(lam=0.5 * c * c, max_iter=6, tol=None), -1),
-    "kernel alma linear": (lambda c: KernelALMAClassifier(kernel="linear", max_iter=2), None),
-    "kernel alma rbf": (lambda c: KernelALMAClassifier(gamma="scale", max_iter=2), None),
+    "pumma lam": (
+        lambda c: PUMMAClassifier(shuffle=False, lam=0.5 * c * c, max_iter=6, tol=None),
+        -1,
+    ),
+    "kernel alma linear": (
+        lambda c: KernelALMAClassifier(shuffle=False, kernel="linear", max_iter=2),
+        None,
+    ),
+    "kernel alma rbf": (
+        lambda c: KernelALMAClassifier(shuffle=False, gamma="scale", max_iter=2),
+        None,
+    ),
     # a fixed gamma scales as 1 / the square of the features
     "kernel alma poly": (
-        lambda c: KernelALMAClassifier(kernel="poly", degree=2, gamma=0.1 / c / c, max_iter=2),
+        lambda c: KernelALMAClassifier(
+            shuffle=False, kernel="poly", degree=2, gamma=0.1 / c / c, max_iter=2
+        ),
         None,
     ),
     "kernel perceptron linear": (
-        lambda c: KernelPerceptronClassifier(kernel="linear", max_iter=2),
+        lambda c: KernelPerceptronClassifier(shuffle=False, kernel="linear", max_iter=2),
         1,
     ),
     "kernel perceptron poly": (
-        lambda c: KernelPerceptronClassifier(kernel="poly", degree=2, gamma="scale", max_iter=2),
+        lambda c: KernelPerceptronClassifier(
+            shuffle=False, kernel="poly", degree=2, gamma="scale", max_iter=2
+        ),
         0,
     ),
-    "kernel romma linear": (lambda c: KernelROMMAClassifier(kernel="linear", max_iter=2), -1),
+    "kernel romma linear": (
+        lambda c: KernelROMMAClassifier(shuffle=False, kernel="linear", max_iter=2),
+        -1,
+    ),
     "kernel pumma linear lam": (
-        lambda c: KernelPUMMAClassifier(kernel="linear", lam=0.5 * c * c, max_iter=6, tol=None),
+        lambda c: KernelPUMMAClassifier(
+            shuffle=False, kernel="linear", lam=0.5 * c * c, max_iter=6, tol=None
+        ),
         -1,
     ),
     "kernel pumma rbf": (
-        lambda c: KernelPUMMAClassifier(gamma="scale", lam=0.5, max_iter=6, tol=None),
+        lambda c: KernelPUMMAClassifier(
+            shuffle=False, gamma="scale", lam=0.5, max_iter=6, tol=None
+        ),
         -1,
     ),
 }
@@ -228,9 +257,9 @@ def test_lam_too_large_for_the_scale():
 def test_gamma_leaves_float64_at_the_scale(c, which):
     X, y = noisy(n=40, d=3)
     with pytest.raises(ValueError, match=rf"gamma=1 is too {which} for the scale of the features"):
-        KernelALMAClassifier(kernel="rbf", gamma=1.0).fit(X * c, y)
+        KernelALMAClassifier(shuffle=False, kernel="rbf", gamma=1.0).fit(X * c, y)
     # gamma="scale" follows the features
-    KernelALMAClassifier(kernel="rbf", gamma="scale").fit(X * c, y)
+    KernelALMAClassifier(shuffle=False, kernel="rbf", gamma="scale").fit(X * c, y)
 
 
 @pytest.mark.parametrize("cls", [PerceptronClassifier, ROMMAClassifier, PUMMAClassifier])

@@ -77,9 +77,9 @@ def test_permissions(tmp_path, monkeypatch):
     assert mode(tmp_path / "private") == 0o600
     X, y = make_blobs_pm(n=20, d=3, seed=0)
     marginkit.save(
-        marginkit.ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, y
-        ),
+        marginkit.ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y),
         tmp_path / "m.skops",
     )
     assert mode(tmp_path / "m.skops") == 0o600  # a model may hold training rows

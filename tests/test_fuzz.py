@@ -28,19 +28,29 @@ hypothesis = pytest.importorskip("hypothesis", reason="the fuzz test needs hypot
 st = hypothesis.strategies
 
 FACTORIES = [
-    lambda: ALMAClassifier(p=4.0, alpha=0.7, output="avg", fit_intercept=True, max_iter=1),
-    lambda: ALMAClassifier(p="log", output="voted", max_iter=2, alpha=1.0, fit_intercept=False),
-    lambda: PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
-    lambda: ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", max_iter=1),
-    lambda: MarginPerceptronClassifier(max_iter=5, output="last", fit_intercept=False),
-    lambda: PUMMAClassifier(lam=0.5, max_iter=3, output="last"),
-    lambda: PUMMAClassifier(p=3.0, max_iter=3, output="avg", lam=0.0),
-    lambda: KernelALMAClassifier(
-        kernel="poly", degree=3, block_size=3, output="voted", alpha=1.0, max_iter=1
+    lambda: ALMAClassifier(
+        shuffle=False, p=4.0, alpha=0.7, output="avg", fit_intercept=True, max_iter=1
     ),
-    lambda: KernelPerceptronClassifier(kernel="rbf", max_iter=2, output="last"),
-    lambda: KernelROMMAClassifier(aggressive=True, kernel="linear", output="avg", max_iter=1),
-    lambda: KernelPUMMAClassifier(lam=1.0, max_iter=3, block_size=4, output="last"),
+    lambda: ALMAClassifier(
+        shuffle=False, p="log", output="voted", max_iter=2, alpha=1.0, fit_intercept=False
+    ),
+    lambda: PerceptronClassifier(shuffle=False, max_iter=2, output="voted", fit_intercept=False),
+    lambda: ROMMAClassifier(
+        shuffle=False, aggressive=True, fit_intercept=True, output="last", max_iter=1
+    ),
+    lambda: MarginPerceptronClassifier(
+        shuffle=False, max_iter=5, output="last", fit_intercept=False
+    ),
+    lambda: PUMMAClassifier(shuffle=False, lam=0.5, max_iter=3, output="last"),
+    lambda: PUMMAClassifier(shuffle=False, p=3.0, max_iter=3, output="avg", lam=0.0),
+    lambda: KernelALMAClassifier(
+        shuffle=False, kernel="poly", degree=3, block_size=3, output="voted", alpha=1.0, max_iter=1
+    ),
+    lambda: KernelPerceptronClassifier(shuffle=False, kernel="rbf", max_iter=2, output="last"),
+    lambda: KernelROMMAClassifier(
+        shuffle=False, aggressive=True, kernel="linear", output="avg", max_iter=1
+    ),
+    lambda: KernelPUMMAClassifier(shuffle=False, lam=1.0, max_iter=3, block_size=4, output="last"),
 ]
 
 VALUES = st.one_of(

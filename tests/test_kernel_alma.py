@@ -68,9 +68,16 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
 def test_linear_kernel_is_alma2(p_output, block_size):
     """With K(x, y) = x . y the engine must reproduce linear ALMA_2 (Figure 1)."""
     X, y = make_blobs_pm(n=400, d=6, n_classes=4, seed=1)
-    lin = ALMAClassifier(alpha=0.7, max_iter=3, output=p_output, fit_intercept=False).fit(X, y)
+    lin = ALMAClassifier(
+        shuffle=False, alpha=0.7, max_iter=3, output=p_output, fit_intercept=False
+    ).fit(X, y)
     ker = KernelALMAClassifier(
-        kernel="linear", alpha=0.7, max_iter=3, output=p_output, block_size=block_size
+        shuffle=False,
+        kernel="linear",
+        alpha=0.7,
+        max_iter=3,
+        output=p_output,
+        block_size=block_size,
     ).fit(X, y)
     np.testing.assert_array_equal(ker.n_corrections_per_class_, lin.n_corrections_per_class_)
     np.testing.assert_allclose(
@@ -108,10 +115,10 @@ def test_sparse_input_equals_dense():
 def test_partial_fit_any_split_equals_fit(splits):
     X, y = make_blobs_pm(n=30, d=4, n_classes=3, seed=4)
     whole = KernelALMAClassifier(
-        kernel="rbf", gamma=0.4, alpha=0.8, output="last", max_iter=1
+        shuffle=False, kernel="rbf", gamma=0.4, alpha=0.8, output="last", max_iter=1
     ).fit(X, y)
     part = KernelALMAClassifier(
-        kernel="rbf", gamma=0.4, alpha=0.8, block_size=4, output="last", max_iter=1
+        shuffle=False, kernel="rbf", gamma=0.4, alpha=0.8, block_size=4, output="last", max_iter=1
     )
     start = 0
     for size in splits:
@@ -153,9 +160,9 @@ def test_scale_folding_is_invisible(monkeypatch):
 
 def test_attributes():
     X, y = make_blobs_pm(n=100, d=4, n_classes=2, seed=6)
-    clf = KernelALMAClassifier(kernel="poly", degree=2, alpha=0.9, max_iter=2, output="last").fit(
-        X, y
-    )
+    clf = KernelALMAClassifier(
+        shuffle=False, kernel="poly", degree=2, alpha=0.9, max_iter=2, output="last"
+    ).fit(X, y)
     m = clf.support_.shape[0]
     assert m == clf.n_corrections_  # binary: one problem, one coefficient per SV
     assert clf.support_vectors_.shape == (m, 4)
@@ -173,9 +180,13 @@ def test_attributes():
 def test_zero_kernel_diagonal_never_updates():
     X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=7)
     X[::4] = 0.0
-    clf = KernelALMAClassifier(kernel="linear", alpha=0.9, output="last", max_iter=1).fit(X, y)
+    clf = KernelALMAClassifier(
+        shuffle=False, kernel="linear", alpha=0.9, output="last", max_iter=1
+    ).fit(X, y)
     assert not np.isin(np.arange(0, 40, 4), clf.support_).any()
-    lin = ALMAClassifier(alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    lin = ALMAClassifier(
+        shuffle=False, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     assert clf.n_corrections_ == lin.n_corrections_
 
 
@@ -183,9 +194,11 @@ def test_zero_kernel_diagonal_never_updates():
     "make",
     [
         lambda: KernelALMAClassifier(
-            kernel="rbf", gamma=0.5, alpha=0.9, output="last", max_iter=1
+            shuffle=False, kernel="rbf", gamma=0.5, alpha=0.9, output="last", max_iter=1
         ),
-        lambda: ALMAClassifier(p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False),
+        lambda: ALMAClassifier(
+            shuffle=False, p=3.0, alpha=0.9, output="last", max_iter=1, fit_intercept=False
+        ),
     ],
 )
 def test_epoch_callback_sees_every_epoch_as_separate_fits_would(make):

@@ -22,12 +22,12 @@ def test_overflowing_kernel_raises_instead_of_nan(data):
     X, y = data
     raw = np.abs(X) * 1e6  # "raw pixels" scale with a large degree
     clf = KernelALMAClassifier(
-        kernel="poly", degree=60, gamma=1.0, alpha=1.0, output="last", max_iter=1
+        shuffle=False, kernel="poly", degree=60, gamma=1.0, alpha=1.0, output="last", max_iter=1
     )
     with pytest.raises(ValueError, match="The kernel overflows: K\\(x, x\\) is not finite for"):
         clf.fit(raw, y)
     ok = KernelALMAClassifier(
-        kernel="poly", degree=4, gamma=1.0, alpha=1.0, output="last", max_iter=1
+        shuffle=False, kernel="poly", degree=4, gamma=1.0, alpha=1.0, output="last", max_iter=1
     ).fit(X, y)
     with pytest.raises(ValueError, match="The kernel overflows"):
         ok.predict(np.full((2, 5), 1e200))
@@ -37,7 +37,7 @@ def test_callable_kernel_with_wrong_shape_rejected(data):
     X, y = data
     with pytest.raises(ValueError, match="returned an array of shape \\(3, 3\\).*expected"):
         KernelALMAClassifier(
-            kernel=lambda A, B: np.eye(3), alpha=1.0, output="last", max_iter=1
+            shuffle=False, kernel=lambda A, B: np.eye(3), alpha=1.0, output="last", max_iter=1
         ).fit(X, y)
 
 
@@ -53,7 +53,7 @@ def test_callable_kernel_values_checked(data, values, message):
     """Off-diagonal NaN or inf, or complex values, from a callable are refused (they
     would make every output NaN, or be cast silently), at fit and at predict."""
     X, y = data
-    clf = KernelALMAClassifier(kernel=lambda A, B: values(A @ B.T), max_iter=1)
+    clf = KernelALMAClassifier(shuffle=False, kernel=lambda A, B: values(A @ B.T), max_iter=1)
     with pytest.raises(ValueError, match=message):
         clf.fit(X, y)
     bad = []
@@ -61,7 +61,7 @@ def test_callable_kernel_values_checked(data, values, message):
     def later(A, B):
         return values(A @ B.T) if bad else A @ B.T
 
-    fitted = KernelALMAClassifier(kernel=later, max_iter=1).fit(X, y)
+    fitted = KernelALMAClassifier(shuffle=False, kernel=later, max_iter=1).fit(X, y)
     bad.append(True)
     with pytest.raises(ValueError, match=message):
         fitted.decision_function(X)
@@ -79,12 +79,19 @@ def test_indefinite_kernel_rejected(data):
     X, y = data
     with pytest.raises(ValueError, match="not positive semi-definite"):
         KernelALMAClassifier(
-            kernel="poly", degree=3, gamma=1.0, coef0=-1e6, alpha=1.0, output="last", max_iter=1
+            shuffle=False,
+            kernel="poly",
+            degree=3,
+            gamma=1.0,
+            coef0=-1e6,
+            alpha=1.0,
+            output="last",
+            max_iter=1,
         ).fit(X, y)
 
 
 def test_wrong_feature_count_at_predict(data):
-    clf = KernelALMAClassifier(alpha=1.0, output="last", max_iter=1).fit(*data)
+    clf = KernelALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1).fit(*data)
     with pytest.raises(
         ValueError, match="X has 4 features, but KernelALMAClassifier is expecting 5"
     ):
@@ -114,7 +121,7 @@ def test_nan_rejected(data):
     X = X.copy()
     X[0, 0] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
-        KernelALMAClassifier(alpha=1.0, output="last", max_iter=1).fit(X, y)
+        KernelALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1).fit(X, y)
 
 
 class _FailingKernel:

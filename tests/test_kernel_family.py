@@ -108,11 +108,18 @@ def test_aggressive_romma_forgets_and_stays_exact():
         runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=3)
         linear_scores(runs, X, "voted")
     clf = KernelROMMAClassifier(
-        aggressive=True, kernel="linear", max_iter=3, tol=None, block_size=16, output="last"
+        shuffle=False,
+        aggressive=True,
+        kernel="linear",
+        max_iter=3,
+        tol=None,
+        block_size=16,
+        output="last",
     )
     clf.fit(X, y)
     assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
     linear = ROMMAClassifier(
+        shuffle=False,
         aggressive=True,
         max_iter=3,
         tol=None,
@@ -133,9 +140,11 @@ def test_linear_kernel_equals_linear_perceptron(sparse):
     with tie_free():
         linear_fit(perceptron_binary, X, y, max_iter=2)
     kern = KernelPerceptronClassifier(
-        kernel="linear", max_iter=2, block_size=32, output="last"
+        shuffle=False, kernel="linear", max_iter=2, block_size=32, output="last"
     ).fit(X, y)
-    lin = PerceptronClassifier(max_iter=2, output="last", fit_intercept=False).fit(X, y)
+    lin = PerceptronClassifier(shuffle=False, max_iter=2, output="last", fit_intercept=False).fit(
+        X, y
+    )
     assert list(kern.n_corrections_per_class_) == list(lin.n_corrections_per_class_)
     np.testing.assert_allclose(kern.dual_coef_ @ kern.support_vectors_, lin.coef_, atol=1e-9)
 
@@ -153,7 +162,7 @@ def test_scale_folds_keep_kernel_romma_exact():
             self._fold_below = 0.97
 
     plain = KernelROMMAClassifier(
-        kernel="rbf", gamma=0.3, max_iter=2, block_size=9, output="last"
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, block_size=9, output="last"
     ).fit(X, y)
     folded = Folding(kernel="rbf", gamma=0.3, max_iter=2, block_size=9).fit(X, y)
     assert plain.n_corrections_ == folded.n_corrections_
@@ -170,9 +179,11 @@ def test_cache_off_gives_the_same_model():
         for t in ovr_targets(y, [0, 1, 2]):
             kernel_family_binary(K, t, "aggressive", max_iter=3)
     a = KernelROMMAClassifier(
-        aggressive=True, max_iter=3, cache_size=0, block_size=10, output="last"
+        shuffle=False, aggressive=True, max_iter=3, cache_size=0, block_size=10, output="last"
     ).fit(X, y)
-    b = KernelROMMAClassifier(aggressive=True, max_iter=3, block_size=10, output="last").fit(X, y)
+    b = KernelROMMAClassifier(
+        shuffle=False, aggressive=True, max_iter=3, block_size=10, output="last"
+    ).fit(X, y)
     assert a.n_corrections_ == b.n_corrections_
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10)
 
@@ -183,10 +194,10 @@ def test_sparse_input():
     with tie_free():
         kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "romma")
     dense = KernelROMMAClassifier(
-        kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
+        shuffle=False, kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(X.toarray(), y)
     sparse = KernelROMMAClassifier(
-        kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
+        shuffle=False, kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(sp.csr_matrix(X), y)
     assert dense.n_corrections_ == sparse.n_corrections_
     np.testing.assert_allclose(dense.decision_function(X), sparse.decision_function(X), rtol=1e-10)

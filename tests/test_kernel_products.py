@@ -35,9 +35,11 @@ def test_the_product_is_dense_for_dense_enough_data_only():
     "make",
     [
         lambda: KernelALMAClassifier(
-            kernel="rbf", gamma=0.3, alpha=0.9, max_iter=2, output="last"
+            shuffle=False, kernel="rbf", gamma=0.3, alpha=0.9, max_iter=2, output="last"
         ),
-        lambda: KernelPUMMAClassifier(kernel="poly", degree=2, lam=0.5, max_iter=3, output="last"),
+        lambda: KernelPUMMAClassifier(
+            shuffle=False, kernel="poly", degree=2, lam=0.5, max_iter=3, output="last"
+        ),
     ],
     ids=["alma", "pumma"],
 )
@@ -61,27 +63,45 @@ def test_sparse_input_dense_enough_gives_the_dense_model(make):
     [
         (
             lambda: KernelALMAClassifier(
-                kernel="rbf", gamma=0.3, max_iter=3, block_size=8, alpha=1.0, output="last"
+                shuffle=False,
+                kernel="rbf",
+                gamma=0.3,
+                max_iter=3,
+                block_size=8,
+                alpha=1.0,
+                output="last",
             ),
             None,
         ),
         # folds of the scale during a block: the next block's sums are made again
         (
             lambda: KernelALMAClassifier(
-                kernel="rbf", gamma=0.5, alpha=0.6, block_size=8, output="last", max_iter=1
+                shuffle=False,
+                kernel="rbf",
+                gamma=0.5,
+                alpha=0.6,
+                block_size=8,
+                output="last",
+                max_iter=1,
             ),
             0.95,
         ),
         # forgotten hypotheses: the same
         (
             lambda: KernelROMMAClassifier(
-                kernel="poly", degree=2, aggressive=True, max_iter=3, block_size=8, output="last"
+                shuffle=False,
+                kernel="poly",
+                degree=2,
+                aggressive=True,
+                max_iter=3,
+                block_size=8,
+                output="last",
             ),
             None,
         ),
         (
             lambda: KernelPerceptronClassifier(
-                kernel="linear", max_iter=2, block_size=5, output="last"
+                shuffle=False, kernel="linear", max_iter=2, block_size=5, output="last"
             ),
             None,
         ),
@@ -191,7 +211,9 @@ def test_truly_sparse_input_gives_the_dense_model():
     assert _density_product(X) < kernels.DENSE_PRODUCT_DENSITY
 
     def make():
-        return KernelALMAClassifier(kernel="rbf", gamma=0.1, alpha=0.9, max_iter=2, output="last")
+        return KernelALMAClassifier(
+            shuffle=False, kernel="rbf", gamma=0.1, alpha=0.9, max_iter=2, output="last"
+        )
 
     sparse, dense = make().fit(X, y), make().fit(X.toarray(), y)
     assert sparse.n_corrections_ == dense.n_corrections_ > 50

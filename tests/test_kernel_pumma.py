@@ -104,8 +104,16 @@ def test_linear_kernel_equals_linear_pumma(lam, sparse):
             8,
         )[0]
         kernel_pumma_scores(runs, _dense(X) @ _dense(X).T, "voted")
-    a = quiet_fit(KernelPUMMAClassifier(kernel="linear", lam=lam, max_iter=8, output="last"), X, y)
-    b = quiet_fit(PUMMAClassifier(lam=lam, max_iter=8, keep_corrections=True, output="last"), X, y)
+    a = quiet_fit(
+        KernelPUMMAClassifier(shuffle=False, kernel="linear", lam=lam, max_iter=8, output="last"),
+        X,
+        y,
+    )
+    b = quiet_fit(
+        PUMMAClassifier(shuffle=False, lam=lam, max_iter=8, keep_corrections=True, output="last"),
+        X,
+        y,
+    )
     assert list(a.n_corrections_per_class_) == list(b.n_corrections_per_class_)
     np.testing.assert_allclose(a.margin_, b.margin_, rtol=1e-9)
     for output in ["last", "avg", "voted"]:
@@ -147,9 +155,13 @@ def test_cache_and_folds_change_nothing():
 def test_partial_fit_equals_one_epoch():
     X, y = make_blobs_pm(n=120, d=4, n_classes=2, seed=6)
     whole = quiet_fit(
-        KernelPUMMAClassifier(gamma=0.5, max_iter=1, block_size=8, lam=0.0, output="last"), X, y
+        KernelPUMMAClassifier(
+            shuffle=False, gamma=0.5, max_iter=1, block_size=8, lam=0.0, output="last"
+        ),
+        X,
+        y,
     )
-    parts = KernelPUMMAClassifier(gamma=0.5, block_size=8, lam=0.0, output="last")
+    parts = KernelPUMMAClassifier(shuffle=False, gamma=0.5, block_size=8, lam=0.0, output="last")
     for lo in range(0, 120, 40):
         parts.partial_fit(X[lo : lo + 40], y[lo : lo + 40], classes=[0, 1])
     assert parts.n_updates_ == whole.n_updates_
@@ -165,9 +177,9 @@ def test_soft_margin_converges_to_a_fraction_of_the_best():
     from marginkit.margins import max_margin
 
     X, y = make_blobs_pm(n=100, d=3, n_classes=2, seed=2)
-    clf = KernelPUMMAClassifier(tol=None, kernel="linear", lam=1.0, delta=0.05, output="last").fit(
-        X, y
-    )
+    clf = KernelPUMMAClassifier(
+        shuffle=False, tol=None, kernel="linear", lam=1.0, delta=0.05, output="last"
+    ).fit(X, y)
     gamma = max_margin(X, y, p=2, lam=1.0)
     assert clf.converged_
     assert 0.95 * gamma * (1 - 1e-7) <= clf.margin_[0] <= gamma * (1 + 1e-6)

@@ -36,14 +36,20 @@ def _spy_on_split(monkeypatch):
     [
         (
             lambda: KernelPUMMAClassifier(
-                kernel="rbf", gamma=0.5, max_iter=3, block_size=8, output="last"
+                shuffle=False, kernel="rbf", gamma=0.5, max_iter=3, block_size=8, output="last"
             ),
             False,
             None,
         ),
         (
             lambda: KernelPUMMAClassifier(
-                kernel="poly", degree=2, lam=0.5, max_iter=2, block_size=6, output="last"
+                shuffle=False,
+                kernel="poly",
+                degree=2,
+                lam=0.5,
+                max_iter=2,
+                block_size=6,
+                output="last",
             ),
             True,
             None,
@@ -51,7 +57,7 @@ def _spy_on_split(monkeypatch):
         # folds of the scale during a block
         (
             lambda: KernelPUMMAClassifier(
-                kernel="rbf", gamma=0.3, max_iter=1, block_size=8, output="last"
+                shuffle=False, kernel="rbf", gamma=0.3, max_iter=1, block_size=8, output="last"
             ),
             False,
             0.95,

@@ -133,7 +133,12 @@ def test_romma_bound_and_aggressive_margin(aggressive):
     X, y = separable(n=300, d=5, margin=gamma, seed=1)
     R = np.linalg.norm(X, axis=1).max()
     clf = ROMMAClassifier(
-        aggressive=aggressive, max_iter=50, tol=None, output="last", fit_intercept=False
+        shuffle=False,
+        aggressive=aggressive,
+        max_iter=50,
+        tol=None,
+        output="last",
+        fit_intercept=False,
     ).fit(X, y)
     assert clf.score(X, y) == 1.0
     w = clf.coef_[0]
@@ -191,7 +196,7 @@ def test_aggressive_romma_delta_reaches_its_margin(delta, fit_intercept):
 
 def test_romma_unit_constraint_binds_on_the_last_update():
     X, y = separable(n=100, d=4, margin=0.2, seed=5)
-    clf = ROMMAClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(X, y)
     runs, _ = linear_fit(romma_binary, X, y)
     w = clf.coef_[0]
     # the last hypothesis is feasible for its own defining constraints
@@ -202,7 +207,7 @@ def test_romma_contradiction_does_not_break():
     """x and -x with opposite labels: the two constraints contradict; w stays finite."""
     X = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 0.0]])
     y = np.array([1, 1, 1, -1])
-    clf = ROMMAClassifier(max_iter=3, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(shuffle=False, max_iter=3, output="last", fit_intercept=False).fit(X, y)
     assert np.all(np.isfinite(clf.coef_))
 
 
@@ -232,6 +237,7 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
     )
     with pytest.warns(ConvergenceWarning) if not full[5] else _no_warning():
         clf = MarginPerceptronClassifier(
+            shuffle=False,
             tol=None,
             keep_corrections=True,
             gamma_guess=gamma_guess,
@@ -264,7 +270,7 @@ def test_margin_perceptron_keeps_its_hypothesis_when_epochs_run_out(max_iter):
     with tie_free():
         full = margin_perceptron_binary(X, y, None, max_iter=max_iter)
     clf = MarginPerceptronClassifier(
-        tol=None, keep_corrections=True, max_iter=max_iter, fit_intercept=False
+        shuffle=False, tol=None, keep_corrections=True, max_iter=max_iter, fit_intercept=False
     ).fit(X, y)
     assert clf.n_corrections_ == full[3]
     assert clf.gamma_guess_[0] == full[2]
@@ -288,7 +294,9 @@ def test_margin_perceptron_guarantee(seed):
     gamma = 0.3
     X, y = separable(n=200, d=6, margin=gamma, seed=seed)
     R = np.linalg.norm(X, axis=1).max()
-    clf = MarginPerceptronClassifier(tol=None, output="last", fit_intercept=False).fit(X, y)
+    clf = MarginPerceptronClassifier(
+        shuffle=False, tol=None, output="last", fit_intercept=False
+    ).fit(X, y)
     assert clf.converged_
     w = clf.coef_[0]
     achieved = np.min(y * (X @ w)) / np.linalg.norm(w)
@@ -305,7 +313,7 @@ def test_margin_perceptron_fixed_guess_below_opt():
     X, y = separable(n=200, d=4, margin=gamma, seed=7)
     R = np.linalg.norm(X, axis=1).max()
     clf = MarginPerceptronClassifier(
-        tol=None, gamma_guess=gamma, output="last", fit_intercept=False
+        shuffle=False, tol=None, gamma_guess=gamma, output="last", fit_intercept=False
     ).fit(X, y)
     w = clf.coef_[0]
     assert clf.converged_ and clf.n_corrections_ <= 12 * R**2 / gamma**2
@@ -317,7 +325,7 @@ def test_margin_perceptron_warns_on_inseparable_data():
     y = np.array([1, -1, 1])
     with pytest.warns(ConvergenceWarning, match="did not separate the training data"):
         clf = MarginPerceptronClassifier(
-            tol=None, max_iter=30, output="last", fit_intercept=False
+            shuffle=False, tol=None, max_iter=30, output="last", fit_intercept=False
         ).fit(X, y)
     assert not clf.converged_
     assert clf.n_iter_[0] == 30
@@ -326,10 +334,12 @@ def test_margin_perceptron_warns_on_inseparable_data():
 
 def test_margin_perceptron_partial_fit_uses_current_guess():
     X, y = separable(n=100, d=4, margin=0.3, seed=3)
-    clf = MarginPerceptronClassifier(tol=None, gamma_guess=0.5, output="last", fit_intercept=False)
+    clf = MarginPerceptronClassifier(
+        shuffle=False, tol=None, gamma_guess=0.5, output="last", fit_intercept=False
+    )
     clf.partial_fit(X[:50], y[:50], classes=[-1, 1]).partial_fit(X[50:], y[50:])
     whole = MarginPerceptronClassifier(
-        tol=None, gamma_guess=0.5, max_iter=1, output="last", fit_intercept=False
+        shuffle=False, tol=None, gamma_guess=0.5, max_iter=1, output="last", fit_intercept=False
     )
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)

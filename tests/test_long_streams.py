@@ -52,7 +52,9 @@ def _q_norm(w, p):
 
 
 def run_linear(n_total, p, alpha, chunk=200_000):
-    plain = ALMAClassifier(p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False)
+    plain = ALMAClassifier(
+        shuffle=False, p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False
+    )
     eager = EagerRenormalising(p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False)
     eager = eager if n_total <= 2_000_000 else None
     for lo, hi in chunks(n_total, chunk):
@@ -68,7 +70,13 @@ def run_linear(n_total, p, alpha, chunk=200_000):
 def test_prefix_equals_the_float64_reference(p):
     X, y = stream(5_000, seed=0)
     clf = ALMAClassifier(
-        keep_corrections=True, p=p, alpha=0.8, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        keep_corrections=True,
+        p=p,
+        alpha=0.8,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ).fit(X, y)
     with tie_free():
         runs, _ = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2))
@@ -112,7 +120,13 @@ def _check_kernel(n_total):
     # the averaging totals grow with every trial
     rng = np.random.default_rng(1)
     clf = KernelALMAClassifier(
-        kernel="rbf", gamma=2.0, alpha=0.9, block_size=4096, output="last", max_iter=1
+        shuffle=False,
+        kernel="rbf",
+        gamma=2.0,
+        alpha=0.9,
+        block_size=4096,
+        output="last",
+        max_iter=1,
     )
     for lo, hi in chunks(n_total, 250_000):
         angle = rng.uniform(0, 2 * np.pi, size=hi - lo)
@@ -147,7 +161,9 @@ def test_kernel_stream_of_a_million_trials():
 def test_pumma_long_stream_stays_finite():
     # a noisy stream needs the soft margin: with lam = 0 no hyperplane satisfies all the
     # constraints and ||w|| grows without bound
-    clf = PUMMAClassifier(keep_corrections=True, p=3.0, delta=0.1, lam=1.0, output="last")
+    clf = PUMMAClassifier(
+        shuffle=False, keep_corrections=True, p=3.0, delta=0.1, lam=1.0, output="last"
+    )
     for lo, hi in chunks(100_000, 25_000):
         X, y = stream(hi - lo, d=10, seed=lo)
         clf.partial_fit(X, y, classes=[-1, 1])

@@ -34,7 +34,7 @@ def biased_blobs(n=200, d=5, seed=0, offset=6.0):
 def test_pumma_p2_margin_and_update_bound(seed, delta):
     X, y = biased_blobs(seed=seed)
     gamma = max_margin(X, y, p=2)
-    clf = PUMMAClassifier(tol=None, delta=delta, lam=0.0, output="last").fit(X, y)
+    clf = PUMMAClassifier(shuffle=False, tol=None, delta=delta, lam=0.0, output="last").fit(X, y)
     assert clf.converged_
     assert clf.margin_[0] >= (1 - delta) * gamma * (1 - 1e-9)
     assert np.isclose(margin(clf, X, y), clf.margin_[0], rtol=1e-9)
@@ -46,7 +46,9 @@ def test_pumma_p2_margin_and_update_bound(seed, delta):
 def test_pumma_p_log_margin(r):
     """p = 2 ln n on r-of-k data: the p-norm margin is within (1 - delta) of the best."""
     X, y = make_r_of_k(300, r=r, random_state=r)
-    clf = PUMMAClassifier(tol=None, p="log", delta=0.2, lam=0.0, output="last").fit(X, y)
+    clf = PUMMAClassifier(shuffle=False, tol=None, p="log", delta=0.2, lam=0.0, output="last").fit(
+        X, y
+    )
     p = clf.p_
     gamma = max_margin(X, y, p=p)
     assert clf.converged_
@@ -58,7 +60,7 @@ def test_pumma_p_log_margin(r):
 
 def test_pumma_soft_margin_on_ionosphere(shared_data):
     X, y = load_ionosphere(shared_data)
-    clf = PUMMAClassifier(tol=None, lam=1.0, delta=0.01, output="last").fit(X, y)
+    clf = PUMMAClassifier(shuffle=False, tol=None, lam=1.0, delta=0.01, output="last").fit(X, y)
     gamma = max_margin(X, y, p=2, lam=1.0)
     assert clf.converged_
     assert 0.99 * gamma * (1 - 1e-7) <= clf.margin_[0] <= gamma * (1 + 1e-6)
@@ -71,7 +73,9 @@ def test_margin_perceptron_reaches_a_quarter_of_the_best():
     f = X @ w / np.linalg.norm(w)
     X, y = X[np.abs(f) > 0.2], np.sign(f[np.abs(f) > 0.2]).astype(int)
     gamma = max_margin(X, y, p=2, fit_intercept=False)
-    clf = MarginPerceptronClassifier(tol=None, output="last", fit_intercept=False).fit(X, y)
+    clf = MarginPerceptronClassifier(
+        shuffle=False, tol=None, output="last", fit_intercept=False
+    ).fit(X, y)
     assert clf.converged_
     assert margin(clf, X, y) >= gamma / 4
     # each guess g makes at most 12 R^2 / g^2 updates; the last guess is >= gamma / 2
@@ -89,7 +93,7 @@ def test_romma_mistake_bound():
     X, y = X[np.abs(f) > 0.1], np.sign(f[np.abs(f) > 0.1]).astype(int)
     gamma = max_margin(X, y, p=2, fit_intercept=False)
     R = np.linalg.norm(X, axis=1).max()
-    clf = ROMMAClassifier(max_iter=30, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(shuffle=False, max_iter=30, output="last", fit_intercept=False).fit(X, y)
     assert clf.n_corrections_ <= R**2 / gamma**2
     assert clf.score(X, y) == 1.0
 
@@ -108,13 +112,21 @@ def _updates_until_quiet(est, X, y, max_epochs):
 def test_pumma_needs_fewer_updates_than_augmented_alma_and_romma_with_a_large_bias():
     """Ishibashi et al., section 4.1: r = 1 puts the best hyperplane far from the origin."""
     X, y = make_r_of_k(400, r=1, random_state=0)
-    pumma = PUMMAClassifier(tol=None, delta=0.1, lam=0.0, output="last").fit(X, y)
+    pumma = PUMMAClassifier(shuffle=False, tol=None, delta=0.1, lam=0.0, output="last").fit(X, y)
     assert pumma.converged_
     alma, _ = _updates_until_quiet(
-        ALMAClassifier(alpha=0.1, fit_intercept=True, output="last", max_iter=1), X, y, 60
+        ALMAClassifier(shuffle=False, alpha=0.1, fit_intercept=True, output="last", max_iter=1),
+        X,
+        y,
+        60,
     )
     romma, _ = _updates_until_quiet(
-        ROMMAClassifier(aggressive=True, fit_intercept=True, output="last", max_iter=1), X, y, 60
+        ROMMAClassifier(
+            shuffle=False, aggressive=True, fit_intercept=True, output="last", max_iter=1
+        ),
+        X,
+        y,
+        60,
     )
     # at 60 epochs the other two have not finished: their totals only grow from here
     assert pumma.n_updates_ < alma and pumma.n_updates_ < romma

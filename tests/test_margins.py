@@ -158,9 +158,9 @@ def test_p_log_is_two_log_d():
 def test_margin_of_alma_estimator():
     X, y, _, _ = separable(n=200, seed=9)
     labels = np.where(y > 0, "spam", "ham")
-    clf = ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True, max_iter=20, output="last").fit(
-        X, labels
-    )
+    clf = ALMAClassifier(
+        shuffle=False, p=3.0, alpha=0.8, fit_intercept=True, max_iter=20, output="last"
+    ).fit(X, labels)
     assert list(clf.classes_) == ["ham", "spam"]
     w, b = clf.coef_[0], clf.intercept_[0]
     expected = np.min(y * (X @ w + b)) / pnorm(w, 1.5)
@@ -178,14 +178,20 @@ def test_margin_of_hard_margin_svc_is_one_over_norm():
 def test_unfitted_estimator():
     with pytest.raises(NotFittedError, match="not fitted yet"):
         margin(
-            ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False), [[1.0]], [1]
+            ALMAClassifier(
+                shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+            ),
+            [[1.0]],
+            [1],
         )
 
 
 def test_multiclass_estimator():
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 3)), np.arange(30) % 3
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     with pytest.raises(ValueError, match="binary problems; ALMAClassifier was fitted on 3"):
         margin(clf, X, y)
 
@@ -203,8 +209,8 @@ def test_non_finite_coef():
 @pytest.mark.parametrize(
     "clf",
     [
-        KernelALMAClassifier(kernel="linear", alpha=1.0, output="last", max_iter=1),
-        ALMAClassifier(output="voted", alpha=1.0, max_iter=1, fit_intercept=False),
+        KernelALMAClassifier(shuffle=False, kernel="linear", alpha=1.0, output="last", max_iter=1),
+        ALMAClassifier(shuffle=False, output="voted", alpha=1.0, max_iter=1, fit_intercept=False),
     ],
 )
 def test_estimator_without_coef(clf):
@@ -216,7 +222,9 @@ def test_estimator_without_coef(clf):
 
 def test_intercept_with_estimator():
     X, y, _, _ = separable(n=40, seed=12)
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     with pytest.raises(ValueError, match="intercept must be None when an estimator is given"):
         margin(clf, X, y, intercept=0.5)
 
@@ -234,7 +242,9 @@ def test_wrong_number_of_features():
 
 def test_labels_unknown_to_estimator():
     X, y, _, _ = separable(n=40, seed=13)
-    clf = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     with pytest.raises(ValueError, match=r"y contains labels \[7\] that are not in classes"):
         margin(clf, X[:3], [1, -1, 7])
 
@@ -552,9 +562,9 @@ def test_max_margin_of_alma_bounds_alma():
     """ALMA's hypothesis is one separating plane among many."""
     pytest.importorskip("cvxpy", reason="max_margin needs the 'margins' extra")
     X, y, _, _ = separable(n=200, d=5, seed=62)
-    clf = ALMAClassifier(p=2.0, alpha=0.5, fit_intercept=True, max_iter=30, output="last").fit(
-        X, y
-    )
+    clf = ALMAClassifier(
+        shuffle=False, p=2.0, alpha=0.5, fit_intercept=True, max_iter=30, output="last"
+    ).fit(X, y)
     assert margin(clf, X, y) <= max_margin(X, y) * (1 + 1e-6)
 
 

@@ -92,12 +92,22 @@ def separable_with_margin(n=600, d=8, gamma=0.4, seed=0):
 
 
 ONE_CHUNK = [
-    ("alma2", lambda: ALMAClassifier(alpha=0.9), False, 3),
-    ("alma-log-sparse", lambda: ALMAClassifier(p="log", alpha=0.8), True, 2),
-    ("alma3", lambda: ALMAClassifier(p=3.0, output="last", fit_intercept=False), False, 2),
-    ("perceptron-sparse", lambda: PerceptronClassifier(), True, 3),
-    ("romma", lambda: ROMMAClassifier(), False, 2),
-    ("aggressive-romma", lambda: ROMMAClassifier(aggressive=True, delta=0.1), False, 2),
+    ("alma2", lambda: ALMAClassifier(shuffle=False, alpha=0.9), False, 3),
+    ("alma-log-sparse", lambda: ALMAClassifier(shuffle=False, p="log", alpha=0.8), True, 2),
+    (
+        "alma3",
+        lambda: ALMAClassifier(shuffle=False, p=3.0, output="last", fit_intercept=False),
+        False,
+        2,
+    ),
+    ("perceptron-sparse", lambda: PerceptronClassifier(shuffle=False), True, 3),
+    ("romma", lambda: ROMMAClassifier(shuffle=False), False, 2),
+    (
+        "aggressive-romma",
+        lambda: ROMMAClassifier(shuffle=False, aggressive=True, delta=0.1),
+        False,
+        2,
+    ),
 ]
 
 
@@ -126,8 +136,8 @@ def test_one_mixed_epoch_is_the_mean_of_the_shards(threads, rows):
     root."""
     X, y = make_blobs_pm(n=400, d=6, seed=2)
     for make in [
-        lambda: PerceptronClassifier(fit_intercept=False),
-        lambda: ALMAClassifier(p=3.0, fit_intercept=False),
+        lambda: PerceptronClassifier(shuffle=False, fit_intercept=False),
+        lambda: ALMAClassifier(shuffle=False, p=3.0, fit_intercept=False),
     ]:
         clf = MixingClassifier(make(), max_iter=1).fit(chunked(X, rows), y)
         shards = [
@@ -151,7 +161,7 @@ def test_one_mixed_epoch_is_the_mean_of_the_shards(threads, rows):
 @pytest.mark.parametrize("rows", [100, 30])
 def test_corrections_mixing_weighs_the_shards_by_their_corrections(threads, rows):
     X, y = make_blobs_pm(n=300, d=5, seed=7)
-    make = lambda: PerceptronClassifier(fit_intercept=False, output="last")  # noqa: E731
+    make = lambda: PerceptronClassifier(shuffle=False, fit_intercept=False, output="last")  # noqa: E731
     clf = MixingClassifier(make(), max_iter=1, mixing="corrections").fit(chunked(X, rows), y)
     shards = [
         make().partial_fit(X[i : i + rows], y[i : i + rows], classes=[0, 1])
@@ -175,7 +185,7 @@ def test_mixed_perceptron_keeps_mcdonalds_mistake_bound(threads, mixing, n_shard
     # a margin of 0.05 in 20 dimensions: 26 to 70 epochs before one without mistakes
     X, y, gamma, R = separable_with_margin(n=2000, d=20, gamma=0.05, seed=n_shards)
     clf = MixingClassifier(
-        PerceptronClassifier(fit_intercept=False, output="last"),
+        PerceptronClassifier(shuffle=False, fit_intercept=False, output="last"),
         max_iter=2000,
         tol=None,
         mixing=mixing,
@@ -198,9 +208,11 @@ def test_accuracy_close_to_the_serial_fit_on_noisy_data(threads):
         n_samples=6000, n_features=20, n_informative=8, flip_y=0.05, random_state=0
     )
     X_train, y_train, X_test, y_test = X[:4000], y[:4000], X[4000:], y[4000:]
-    serial = ALMAClassifier(alpha=0.9, max_iter=5, tol=None).fit(X_train, y_train)
+    serial = ALMAClassifier(shuffle=False, alpha=0.9, max_iter=5, tol=None).fit(X_train, y_train)
     for mixing in ["uniform", "corrections"]:
-        clf = MixingClassifier(ALMAClassifier(alpha=0.9), max_iter=5, tol=None, mixing=mixing)
+        clf = MixingClassifier(
+            ALMAClassifier(shuffle=False, alpha=0.9), max_iter=5, tol=None, mixing=mixing
+        )
         clf.fit(chunked(X_train, 1000), da.from_array(y_train, chunks=1000))
         assert clf.n_iter_ == 5
         assert abs(clf.score(X_test, y_test) - serial.score(X_test, y_test)) < 0.02
@@ -209,7 +221,10 @@ def test_accuracy_close_to_the_serial_fit_on_noisy_data(threads):
 def test_sparse_and_multiclass_chunks_and_dask_predictions(threads):
     X, y = make_blobs_pm(n=600, d=30, n_classes=3, seed=1, sparse_density=0.3)
     dX = chunked(X, 150)
-    for est in [ALMAClassifier(p="log"), ROMMAClassifier(aggressive=True, delta=0.05)]:
+    for est in [
+        ALMAClassifier(shuffle=False, p="log"),
+        ROMMAClassifier(shuffle=False, aggressive=True, delta=0.05),
+    ]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             a = MixingClassifier(est, max_iter=6).fit(dX, y)
@@ -240,7 +255,7 @@ def test_a_dask_dataframe_is_sharded_by_its_partitions(threads):
     sizes = [int(n) for n in df.map_partitions(len).compute()]
     rows = np.cumsum([0, *sizes])
     dX = da.concatenate([da.from_array(X[a:b]) for a, b in zip(rows[:-1], rows[1:], strict=True)])
-    make = lambda: MixingClassifier(ALMAClassifier(), max_iter=4, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(ALMAClassifier(shuffle=False), max_iter=4, tol=None)  # noqa: E731
     expected = make().fit(dX, y)
     got = make().fit(df.drop(columns="label"), df["label"])
     assert got.n_shards_ == 4 and same_bits(got.estimator_, expected.estimator_)
@@ -257,7 +272,9 @@ def test_a_dask_dataframe_is_sharded_by_its_partitions(threads):
 
 def test_fitted_estimator_saves_loads_and_goes_on(threads, tmp_path):
     X, y = make_blobs_pm(n=400, d=8, n_classes=3, seed=5)
-    clf = MixingClassifier(ALMAClassifier(p=3.0), max_iter=3, tol=None).fit(chunked(X, 100), y)
+    clf = MixingClassifier(ALMAClassifier(shuffle=False, p=3.0), max_iter=3, tol=None).fit(
+        chunked(X, 100), y
+    )
     est = clf.estimator_
     assert type(est) is ALMAClassifier and est.n_iter_ == 3
     # k restarted from the shards' mean: below the corrections counted on every shard
@@ -276,61 +293,65 @@ def test_fitted_estimator_saves_loads_and_goes_on(threads, tmp_path):
 def test_tol_ends_the_epochs_and_warns_when_they_run_out(threads):
     X, y = make_classification(n_samples=1000, n_features=10, flip_y=0.1, random_state=1)
     dX = chunked(X, 250)
-    clf = MixingClassifier(PerceptronClassifier(), max_iter=100, tol=1e-2).fit(dX, y)
+    clf = MixingClassifier(PerceptronClassifier(shuffle=False), max_iter=100, tol=1e-2).fit(dX, y)
     assert 1 < clf.n_iter_ < 100
     assert clf.n_iter_ == clf.estimator_.n_iter_ == len(clf.n_corrections_per_epoch_)
     with pytest.warns(ConvergenceWarning, match="max_iter=2 epochs"):
-        MixingClassifier(ROMMAClassifier(), max_iter=2, tol=0.0).fit(dX, y)
+        MixingClassifier(ROMMAClassifier(shuffle=False), max_iter=2, tol=0.0).fit(dX, y)
 
 
 def test_refusals(threads):
     X, y = make_blobs_pm(n=100, d=4, seed=0)
     dX = chunked(X, 50)
     for est, what in [
-        (PUMMAClassifier(), "PUMMA's hypothesis is a bias"),
-        (MarginPerceptronClassifier(), "halves its margin guess"),
-        (KernelALMAClassifier(), "no weight vector to average"),
+        (PUMMAClassifier(shuffle=False), "PUMMA's hypothesis is a bias"),
+        (MarginPerceptronClassifier(shuffle=False), "halves its margin guess"),
+        (KernelALMAClassifier(shuffle=False), "no weight vector to average"),
         (LogisticRegression(), "not one of marginkit's linear"),
     ]:
         with pytest.raises(TypeError, match=f"cannot mix {type(est).__name__}: .*{what}"):
             MixingClassifier(est).fit(dX, y)
     with pytest.raises(ValueError, match="does not support output='voted'"):
-        MixingClassifier(PerceptronClassifier(output="voted")).fit(dX, y)
+        MixingClassifier(PerceptronClassifier(shuffle=False, output="voted")).fit(dX, y)
     with pytest.raises(ValueError, match="does not support keep_corrections=True"):
-        MixingClassifier(ALMAClassifier(keep_corrections=True)).fit(dX, y)
+        MixingClassifier(ALMAClassifier(shuffle=False, keep_corrections=True)).fit(dX, y)
     with pytest.raises(ValueError, match="does not support shuffle=True"):
         MixingClassifier(ALMAClassifier(shuffle=True)).fit(dX, y)
     with pytest.raises(InvalidParameterError, match="alpha"):
-        MixingClassifier(ALMAClassifier(alpha=2.0)).fit(dX, y)
+        MixingClassifier(ALMAClassifier(shuffle=False, alpha=2.0)).fit(dX, y)
     with pytest.raises(InvalidParameterError, match="mixing"):
-        MixingClassifier(ALMAClassifier(), mixing="median").fit(dX, y)
+        MixingClassifier(ALMAClassifier(shuffle=False), mixing="median").fit(dX, y)
     with pytest.raises(TypeError, match="expected a dask array"):
-        MixingClassifier(ALMAClassifier()).fit(X, y)
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(X, y)
     with pytest.raises(ValueError, match="expected a 2-d dask array"):
-        MixingClassifier(ALMAClassifier()).fit(da.zeros(5), y[:5])
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(da.zeros(5), y[:5])
     with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[100, 99\]"):
-        MixingClassifier(ALMAClassifier()).fit(dX, y[:99])
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(dX, y[:99])
     with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[100, 99\]"):
-        MixingClassifier(ALMAClassifier()).fit(dX, da.zeros(99, chunks=50))
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(dX, da.zeros(99, chunks=50))
     for labels in [np.zeros((100, 2)), da.zeros((100, 2), chunks=50)]:
         with pytest.raises(ValueError, match="y should be a 1d array"):
-            MixingClassifier(ALMAClassifier()).fit(dX, labels)
+            MixingClassifier(ALMAClassifier(shuffle=False)).fit(dX, labels)
     with pytest.raises(ValueError, match="has to be greater than one"):
-        MixingClassifier(ALMAClassifier()).fit(dX, np.zeros(100))
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(dX, np.zeros(100))
     with pytest.raises(ValueError, match="not in classes"):
-        MixingClassifier(ALMAClassifier()).fit(dX, y, classes=[0, 2])
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(dX, y, classes=[0, 2])
     with pytest.raises(ValueError, match="Found array with 0 sample"):
-        MixingClassifier(ALMAClassifier()).fit(da.zeros((0, 3), chunks=(1, 3)), np.zeros(0))
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(
+            da.zeros((0, 3), chunks=(1, 3)), np.zeros(0)
+        )
     with pytest.raises(ValueError, match="Unknown label type"):
-        MixingClassifier(ALMAClassifier()).fit(dX, np.linspace(0, 1, 100), classes=[0.0, 1.0])
+        MixingClassifier(ALMAClassifier(shuffle=False)).fit(
+            dX, np.linspace(0, 1, 100), classes=[0.0, 1.0]
+        )
     with pytest.raises(NotFittedError):
-        MixingClassifier(ALMAClassifier()).predict(X)
+        MixingClassifier(ALMAClassifier(shuffle=False)).predict(X)
 
 
 def test_same_model_on_one_and_two_workers_and_the_threaded_scheduler(dask_client):
     X, y = make_blobs_pm(n=900, d=12, n_classes=3, seed=9, sparse_density=0.5)
     dX, y = chunked(X, 150), da.from_array(y, chunks=150)  # six shards
-    make = lambda: MixingClassifier(ALMAClassifier(p="log"), max_iter=4, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(ALMAClassifier(shuffle=False, p="log"), max_iter=4, tol=None)  # noqa: E731
     with dask_client.as_current():
         two = make().fit(dX, y)
     with local_cluster(1):
@@ -348,7 +369,7 @@ def test_a_worker_killed_mid_fit_changes_nothing():
     lost chunks are computed again from the graph, and the model is the undisturbed one."""
     X, y = make_blobs_pm(n=800, d=10, n_classes=2, seed=11)
     dX = chunked(X, 100)
-    make = lambda: MixingClassifier(PerceptronClassifier(), max_iter=5, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(PerceptronClassifier(shuffle=False), max_iter=5, tol=None)  # noqa: E731
     with local_cluster(2) as client:
         undisturbed = make().fit(dX, y)
         before = client.run(os.getpid)

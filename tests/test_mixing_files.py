@@ -60,10 +60,14 @@ def as_dask(X, bounds):
 
 
 ONE_FILE = [
-    ("alma2", lambda: ALMAClassifier(alpha=0.9), 2),
-    ("alma-log-intercept", lambda: ALMAClassifier(p="log", alpha=0.8, fit_intercept=True), 3),
-    ("perceptron", lambda: PerceptronClassifier(), 2),
-    ("romma-intercept", lambda: ROMMAClassifier(fit_intercept=True), 3),
+    ("alma2", lambda: ALMAClassifier(shuffle=False, alpha=0.9), 2),
+    (
+        "alma-log-intercept",
+        lambda: ALMAClassifier(shuffle=False, p="log", alpha=0.8, fit_intercept=True),
+        3,
+    ),
+    ("perceptron", lambda: PerceptronClassifier(shuffle=False), 2),
+    ("romma-intercept", lambda: ROMMAClassifier(shuffle=False, fit_intercept=True), 3),
 ]
 
 
@@ -110,22 +114,29 @@ def check_several_files_equal_the_dask_array(tmp_path, n_classes, make):
 
 
 MIXED = [
-    ("alma-log-avg", 3, lambda: MixingClassifier(ALMAClassifier(p="log"), max_iter=3, tol=None)),
+    (
+        "alma-log-avg",
+        3,
+        lambda: MixingClassifier(ALMAClassifier(shuffle=False, p="log"), max_iter=3, tol=None),
+    ),
     (
         "perceptron-intercept-corrections",
         2,
         lambda: MixingClassifier(
-            PerceptronClassifier(fit_intercept=True), max_iter=4, tol=None, mixing="corrections"
+            PerceptronClassifier(shuffle=False, fit_intercept=True),
+            max_iter=4,
+            tol=None,
+            mixing="corrections",
         ),
     ),
-    ("romma-tol", 2, lambda: MixingClassifier(ROMMAClassifier(), max_iter=30)),
+    ("romma-tol", 2, lambda: MixingClassifier(ROMMAClassifier(shuffle=False), max_iter=30)),
     # the first epoch's first rows in sequence: 120 rows a file (a chunk cut at 20),
     # then 200 (the first file's 150 all in the sequence)
     (
         "alma-warm-up-corrections",
         3,
         lambda: MixingClassifier(
-            ALMAClassifier(), max_iter=3, tol=None, warm_up=120, mixing="corrections"
+            ALMAClassifier(shuffle=False), max_iter=3, tol=None, warm_up=120, mixing="corrections"
         ),
     ),
     # several mixes an epoch: each file read once and held on its worker
@@ -133,14 +144,18 @@ MIXED = [
         "romma-mix-every-momentum",
         3,
         lambda: MixingClassifier(
-            ROMMAClassifier(aggressive=True), max_iter=3, tol=None, mix_every=40, momentum="auto"
+            ROMMAClassifier(shuffle=False, aggressive=True),
+            max_iter=3,
+            tol=None,
+            mix_every=40,
+            momentum="auto",
         ),
     ),
     (
         "alma-intercept-mix-every-warm-up-corrections",
         2,
         lambda: MixingClassifier(
-            ALMAClassifier(p="log", fit_intercept=True),
+            ALMAClassifier(shuffle=False, p="log", fit_intercept=True),
             max_iter=2,
             tol=None,
             mix_every=25,
@@ -151,7 +166,9 @@ MIXED = [
     (
         "perceptron-warm-up-past-a-file",
         2,
-        lambda: MixingClassifier(PerceptronClassifier(), max_iter=2, tol=None, warm_up=200),
+        lambda: MixingClassifier(
+            PerceptronClassifier(shuffle=False), max_iter=2, tol=None, warm_up=200
+        ),
     ),
 ]
 
@@ -164,7 +181,7 @@ def test_several_files_equal_the_dask_array(threads, tmp_path, name, n_classes, 
 
 
 def test_files_on_a_cluster_equal_the_threaded_scheduler(dask_client, tmp_path):
-    make = lambda: MixingClassifier(ALMAClassifier(p="log"), max_iter=3, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(ALMAClassifier(shuffle=False, p="log"), max_iter=3, tol=None)  # noqa: E731
     with dask_client.as_current():
         on_workers = check_several_files_equal_the_dask_array(tmp_path, 3, make)
     paths = sorted(str(p) for p in tmp_path.glob("part*.svm"))
@@ -183,7 +200,7 @@ def test_csv_and_compressed_files(threads, tmp_path):
         path = tmp_path / f"part{i}.csv"
         np.savetxt(path, np.column_stack([X[lo:hi], y[lo:hi]]), delimiter=",", fmt="%.17g")
         paths.append(str(path))
-    make = lambda: MixingClassifier(PerceptronClassifier(), max_iter=3, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(PerceptronClassifier(shuffle=False), max_iter=3, tol=None)  # noqa: E731
     files = make().fit(paths, chunk_size=32)
     arrays = make().fit(as_dask(X, bounds), y)
     assert files.n_corrections_ > 0
@@ -199,14 +216,14 @@ def test_csv_and_compressed_files(threads, tmp_path):
 def test_everything_given_reads_no_first_pass_and_gives_the_same_model(threads, tmp_path):
     X, y = sparse_rows(400, 10, seed=8)
     paths = write_svmlight(X, y, [0, 200, 400], tmp_path)
-    make = lambda: MixingClassifier(ALMAClassifier(), max_iter=2, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(ALMAClassifier(shuffle=False), max_iter=2, tol=None)  # noqa: E731
     found = make().fit(paths, chunk_size=40)
     given = make().fit(paths, chunk_size=40, classes=[-1, 1], n_features=10, zero_based=False)
     assert same_bits(found.estimator_, given.estimator_)
     # each chunk parsed in the task's own thread: the same chunks, the same model
     inline = make().fit(paths, chunk_size=40, prefetch=False)
     assert same_bits(found.estimator_, inline.estimator_)
-    alma = lambda: ALMAClassifier(max_iter=2, tol=None)  # noqa: E731
+    alma = lambda: ALMAClassifier(shuffle=False, max_iter=2, tol=None)  # noqa: E731
     one = [fit_file(alma(), paths[0], 40, prefetch=f) for f in (True, False)]
     assert same_bits(*one)
     # a wider n_features than the files': the model is that wide
@@ -217,7 +234,7 @@ def test_everything_given_reads_no_first_pass_and_gives_the_same_model(threads, 
 def test_refusals(threads, tmp_path):
     X, y = sparse_rows(100, 6, seed=1)
     paths = write_svmlight(X, y, [0, 50, 100], tmp_path)
-    clf = MixingClassifier(PerceptronClassifier(), max_iter=2)
+    clf = MixingClassifier(PerceptronClassifier(shuffle=False), max_iter=2)
     missing = str(tmp_path / "nowhere.svm")
     with pytest.raises(FileNotFoundError, match="nowhere.svm"):
         clf.fit([paths[0], missing])
@@ -263,7 +280,7 @@ def test_refusals(threads, tmp_path):
 def test_files_on_one_and_two_workers(tmp_path):
     X, y = sparse_rows(900, 16, seed=12)
     paths = write_svmlight(X, y, [0, 300, 600, 900], tmp_path)
-    make = lambda: MixingClassifier(PerceptronClassifier(), max_iter=4, tol=None)  # noqa: E731
+    make = lambda: MixingClassifier(PerceptronClassifier(shuffle=False), max_iter=4, tol=None)  # noqa: E731
     with local_cluster(1):
         one = make().fit(paths, chunk_size=70)
     with local_cluster(2):

@@ -28,7 +28,10 @@ def test_one_shard_in_pieces_is_the_serial_fit(threads):
     """With one shard, a mix every 70 rows continues the state itself: the serial fit,
     bit for bit, whatever the momentum."""
     X, y = make_blobs_pm(n=300, d=8, n_classes=3, seed=3, sparse_density=0.5)
-    for make in [lambda: ALMAClassifier(p=3.0), lambda: ROMMAClassifier(aggressive=True)]:
+    for make in [
+        lambda: ALMAClassifier(shuffle=False, p=3.0),
+        lambda: ROMMAClassifier(shuffle=False, aggressive=True),
+    ]:
         serial = make().set_params(max_iter=3, tol=None).fit(X, y)
         for momentum in [0.0, 0.5, "auto"]:
             clf = MixingClassifier(make(), max_iter=3, tol=None, mix_every=70, momentum=momentum)
@@ -41,9 +44,11 @@ def test_a_mix_every_epoch_is_the_default_fit(threads):
     """``mix_every`` at least the largest shard, and momentum 0: the plain fit."""
     X, y = make_blobs_pm(n=400, d=6, n_classes=3, seed=8)
     dX = chunked(X, 100)
-    plain = MixingClassifier(ALMAClassifier(), max_iter=3, tol=None).fit(dX, y)
+    plain = MixingClassifier(ALMAClassifier(shuffle=False), max_iter=3, tol=None).fit(dX, y)
     for every in [100, 1000]:
-        clf = MixingClassifier(ALMAClassifier(), max_iter=3, tol=None, mix_every=every)
+        clf = MixingClassifier(
+            ALMAClassifier(shuffle=False), max_iter=3, tol=None, mix_every=every
+        )
         clf.fit(dX, y)
         assert same_bits(clf.estimator_, plain.estimator_)
         assert clf.n_mixes_ == plain.n_mixes_ == 3
@@ -67,7 +72,7 @@ def _mean_of_shards(model, parts, classes):
 
 
 def make_alma():
-    return ALMAClassifier(alpha=0.7, fit_intercept=False)
+    return ALMAClassifier(shuffle=False, alpha=0.7, fit_intercept=False)
 
 
 def test_the_filtered_step_by_hand(threads):
@@ -116,7 +121,12 @@ def test_shards_of_unequal_rows(threads, mixing):
     X, y = make_blobs_pm(n=360, d=6, n_classes=3, seed=2)
     dX = da.concatenate([chunked(X[:300], 150), chunked(X[300:], 60)])
     make = lambda: MixingClassifier(  # noqa: E731
-        PerceptronClassifier(), max_iter=4, tol=None, mixing=mixing, mix_every=50, momentum="auto"
+        PerceptronClassifier(shuffle=False),
+        max_iter=4,
+        tol=None,
+        mixing=mixing,
+        mix_every=50,
+        momentum="auto",
     )
     clf = make().fit(dX, y)
     assert same_bits(clf.estimator_, make().fit(dX, y).estimator_)
@@ -131,7 +141,7 @@ def test_same_bits_on_a_cluster_and_the_threaded_scheduler(dask_client):
     X, y = make_blobs_pm(n=600, d=10, n_classes=3, seed=6, sparse_density=0.5)
     dX, y = chunked(X, 100), da.from_array(y, chunks=100)
     make = lambda: MixingClassifier(  # noqa: E731
-        ALMAClassifier(p="log"), max_iter=3, tol=None, mix_every=40, momentum="auto"
+        ALMAClassifier(shuffle=False, p="log"), max_iter=3, tol=None, mix_every=40, momentum="auto"
     )
     with dask_client.as_current():
         remote = make().fit(dX, y)
@@ -157,7 +167,10 @@ def test_more_mixes_with_momentum_come_closer_to_the_serial_fit(threads):
     )
     X_train, y_train, X_test, y_test = X[:16000], y[:16000], X[16000:], y[16000:]
     dX, dy = chunked(X_train, 2000), da.from_array(y_train, chunks=2000)
-    for make in [lambda: ALMAClassifier(alpha=0.9), lambda: PerceptronClassifier()]:
+    for make in [
+        lambda: ALMAClassifier(shuffle=False, alpha=0.9),
+        lambda: PerceptronClassifier(shuffle=False),
+    ]:
         serial = make().set_params(max_iter=1, tol=None).fit(X_train, y_train)
         plain = MixingClassifier(make(), max_iter=1, tol=None).fit(dX, dy)
         mixed = MixingClassifier(make(), max_iter=1, tol=None, mix_every=25, momentum="auto")
@@ -174,7 +187,7 @@ def test_momentum_still_reaches_an_epoch_without_mistakes(threads):
     epoch without mistakes comes, with every row then on its side."""
     X, y, _, _ = separable_with_margin(n=2000, d=20, gamma=0.05, seed=4)
     clf = MixingClassifier(
-        PerceptronClassifier(fit_intercept=False, output="last"),
+        PerceptronClassifier(shuffle=False, fit_intercept=False, output="last"),
         max_iter=500,
         tol=None,
         mix_every=100,
@@ -190,15 +203,19 @@ def test_refusals(threads, tmp_path):
     for bad in [{"mix_every": 0}, {"mix_every": 2.5}, {"momentum": 1.0}, {"momentum": -0.1}]:
         (name,) = bad
         with pytest.raises(InvalidParameterError, match=name):
-            MixingClassifier(ALMAClassifier(), **bad).fit(dX, y)
+            MixingClassifier(ALMAClassifier(shuffle=False), **bad).fit(dX, y)
     path = tmp_path / "rows.svm"
     lines = [f"{int(c)} 1:{a:.3f} 2:{b:.3f}\n" for (a, b, *_), c in zip(X, y, strict=True)]
     path.write_text("".join(lines))
     # momentum needs no mix_every: files take it
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        plain = MixingClassifier(ALMAClassifier(), max_iter=3, tol=None).fit([str(path)] * 2)
-        filtered = MixingClassifier(ALMAClassifier(), max_iter=3, tol=None, momentum=0.5)
+        plain = MixingClassifier(ALMAClassifier(shuffle=False), max_iter=3, tol=None).fit(
+            [str(path)] * 2
+        )
+        filtered = MixingClassifier(
+            ALMAClassifier(shuffle=False), max_iter=3, tol=None, momentum=0.5
+        )
         filtered.fit([str(path)] * 2)
     assert filtered.n_mixes_ == filtered.n_iter_ == 3
     assert not same_bits(filtered.estimator_, plain.estimator_)
@@ -210,7 +227,11 @@ def test_the_progress_bar_counts_the_mixes(threads, capsys):
     X, y, _, _ = separable_with_margin(n=400, d=5, gamma=0.3, seed=1)
     dX = chunked(X, 100)
     make = lambda **kw: MixingClassifier(  # noqa: E731
-        PerceptronClassifier(fit_intercept=False), max_iter=50, tol=None, verbose=1, **kw
+        PerceptronClassifier(shuffle=False, fit_intercept=False),
+        max_iter=50,
+        tol=None,
+        verbose=1,
+        **kw,
     )
     plain = make().fit(dX, y)
     err = capsys.readouterr().err
@@ -231,7 +252,9 @@ def test_the_progress_bar_counts_the_mixes(threads, capsys):
 
 
 @pytest.mark.parametrize("mixing", ["uniform", "corrections"])
-@pytest.mark.parametrize("make", [lambda: ALMAClassifier(), lambda: PerceptronClassifier()])
+@pytest.mark.parametrize(
+    "make", [lambda: ALMAClassifier(shuffle=False), lambda: PerceptronClassifier(shuffle=False)]
+)
 def test_a_filtered_k_counts_no_more_than_the_corrections(threads, tmp_path, mixing, make):
     """A strong filter (momentum 0.9 over 2 shards: ten times the mean step where the
     shards' sum is twice it) would count more corrections than were made; k stays at
@@ -252,7 +275,9 @@ def test_the_filter_keeps_a_problem_without_corrections_and_stays_in_the_ball():
     """_Momentum by hand: no shard corrected (w None): the start's weights and k, the
     momentum dropped; ALMA_3's step beyond its unit 3/2-ball projected onto it."""
     X, y = make_blobs_pm(n=60, d=4, seed=5)
-    start = ALMAClassifier(p=3.0, fit_intercept=False).partial_fit(X, y, classes=[0, 1])
+    start = ALMAClassifier(shuffle=False, p=3.0, fit_intercept=False).partial_fit(
+        X, y, classes=[0, 1]
+    )
     state = start._states[0]
     filt = _Momentum(0.5, ball=True)
     w, k = filt.step(0, state, state.last_weights() * 5.0, (state.k + 3, 1), 3)

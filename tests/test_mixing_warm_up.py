@@ -24,9 +24,9 @@ from marginkit.distributed import MixingClassifier  # noqa: E402
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: ALMAClassifier(p=3.0, fit_intercept=True),
-        lambda: PerceptronClassifier(),
-        lambda: ROMMAClassifier(aggressive=True),
+        lambda: ALMAClassifier(shuffle=False, p=3.0, fit_intercept=True),
+        lambda: PerceptronClassifier(shuffle=False),
+        lambda: ROMMAClassifier(shuffle=False, aggressive=True),
     ],
     ids=["alma3-intercept", "perceptron", "aggressive-romma"],
 )
@@ -51,7 +51,7 @@ def test_the_sequence_then_the_parallel_rest_by_hand(threads, mixing):
     that state; their mix. The second epoch has no sequence: both shards' 100 rows in
     parallel from the mix."""
     X, y = make_blobs_pm(n=200, d=5, seed=9)
-    est = ALMAClassifier(alpha=0.8, fit_intercept=False)
+    est = ALMAClassifier(shuffle=False, alpha=0.8, fit_intercept=False)
     clf = MixingClassifier(est, max_iter=2, tol=None, warm_up=30, mixing=mixing)
     clf.fit(chunked(X, 100), y)
     assert clf.n_mixes_ == 2
@@ -83,7 +83,12 @@ def test_the_mixes_of_the_first_epoch_start_after_the_sequence(threads):
     four in each later one."""
     X, y = make_blobs_pm(n=400, d=6, n_classes=3, seed=1)
     clf = MixingClassifier(
-        PerceptronClassifier(), max_iter=3, tol=None, mix_every=25, momentum="auto", warm_up=50
+        PerceptronClassifier(shuffle=False),
+        max_iter=3,
+        tol=None,
+        mix_every=25,
+        momentum="auto",
+        warm_up=50,
     ).fit(chunked(X, 100), y)
     assert clf.n_mixes_ == 2 + 4 + 4
     assert clf.n_corrections_per_epoch_.sum() == clf.n_corrections_
@@ -97,7 +102,7 @@ def test_mcdonalds_bound_holds_with_a_warm_up(threads, mixing):
     the mixes' weighted ones stay at most R^2 / gamma^2, and an epoch without mistakes
     comes."""
     X, y, gamma, R = separable_with_margin(n=2000, d=20, gamma=0.05, seed=7)
-    est = PerceptronClassifier(fit_intercept=False, output="last")
+    est = PerceptronClassifier(shuffle=False, fit_intercept=False, output="last")
     clf = MixingClassifier(est, max_iter=2000, tol=None, mixing=mixing, warm_up=100)
     clf.fit(chunked(X, 500), y)
     k = clf.n_corrections_per_epoch_.astype(float)
@@ -125,7 +130,12 @@ def test_the_sequence_on_a_cluster_is_the_threaded_one(dask_client):
     X, y = make_blobs_pm(n=600, d=10, n_classes=3, seed=6, sparse_density=0.5)
     dX, y = chunked(X, 150), da.from_array(y, chunks=150)
     make = lambda: MixingClassifier(  # noqa: E731
-        ALMAClassifier(p="log"), max_iter=2, tol=None, mix_every=40, momentum="auto", warm_up=60
+        ALMAClassifier(shuffle=False, p="log"),
+        max_iter=2,
+        tol=None,
+        mix_every=40,
+        momentum="auto",
+        warm_up=60,
     )
     with dask_client.as_current():
         remote = make().fit(dX, y)
@@ -139,7 +149,7 @@ def test_the_sequence_on_a_cluster_is_the_threaded_one(dask_client):
 def test_warm_up_refusals(threads):
     X, y = make_blobs_pm(n=100, d=4, seed=0)
     for bad in [-1, 2.5, "all"]:
-        clf = MixingClassifier(ALMAClassifier(), warm_up=bad)
+        clf = MixingClassifier(ALMAClassifier(shuffle=False), warm_up=bad)
         with pytest.raises(InvalidParameterError, match="warm_up"):
             clf.fit(chunked(X, 50), y)
         assert not hasattr(clf, "estimator_")

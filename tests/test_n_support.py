@@ -17,12 +17,18 @@ from marginkit import (
 )
 
 ESTIMATORS = [
-    lambda: KernelALMAClassifier(kernel="rbf", gamma=0.3, alpha=0.8, max_iter=3, output="last"),
-    lambda: KernelPerceptronClassifier(kernel="poly", degree=2, max_iter=2, output="last"),
-    lambda: KernelROMMAClassifier(
-        kernel="rbf", gamma=0.3, aggressive=True, max_iter=2, output="last"
+    lambda: KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, alpha=0.8, max_iter=3, output="last"
     ),
-    lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.3, lam=0.5, max_iter=3, output="last"),
+    lambda: KernelPerceptronClassifier(
+        shuffle=False, kernel="poly", degree=2, max_iter=2, output="last"
+    ),
+    lambda: KernelROMMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, aggressive=True, max_iter=2, output="last"
+    ),
+    lambda: KernelPUMMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, lam=0.5, max_iter=3, output="last"
+    ),
 ]
 
 

@@ -24,18 +24,24 @@ from marginkit import (
 )
 
 CASES = [
-    (PerceptronClassifier(max_iter=5), {"fit_intercept": False}),
-    (PerceptronClassifier(fit_intercept=False, max_iter=5), {"fit_intercept": True}),
-    (ROMMAClassifier(aggressive=True, max_iter=3), {"fit_intercept": False}),
-    (MarginPerceptronClassifier(max_iter=20), {"fit_intercept": False}),
-    (ALMAClassifier(p=2.0, max_iter=3), {"p": 4.0}),
-    (ALMAClassifier(p=3.0, max_iter=3), {"p": "log", "fit_intercept": False}),
-    (PUMMAClassifier(p=3.0, lam=0.5, max_iter=20), {"p": 2.0}),
-    (KernelPerceptronClassifier(kernel="linear", max_iter=2), {"kernel": "rbf"}),
-    (KernelPerceptronClassifier(kernel="poly", degree=2, max_iter=2), {"normalize": True}),
-    (KernelROMMAClassifier(kernel="poly", degree=2, max_iter=2), {"degree": 3}),
-    (KernelPUMMAClassifier(kernel="rbf", gamma=0.5, lam=0.5), {"gamma": 2.0}),
-    (KernelPUMMAClassifier(kernel="poly", degree=2, lam=0.5), {"normalize": True}),
+    (PerceptronClassifier(shuffle=False, max_iter=5), {"fit_intercept": False}),
+    (
+        PerceptronClassifier(shuffle=False, fit_intercept=False, max_iter=5),
+        {"fit_intercept": True},
+    ),
+    (ROMMAClassifier(shuffle=False, aggressive=True, max_iter=3), {"fit_intercept": False}),
+    (MarginPerceptronClassifier(shuffle=False, max_iter=20), {"fit_intercept": False}),
+    (ALMAClassifier(shuffle=False, p=2.0, max_iter=3), {"p": 4.0}),
+    (ALMAClassifier(shuffle=False, p=3.0, max_iter=3), {"p": "log", "fit_intercept": False}),
+    (PUMMAClassifier(shuffle=False, p=3.0, lam=0.5, max_iter=20), {"p": 2.0}),
+    (KernelPerceptronClassifier(shuffle=False, kernel="linear", max_iter=2), {"kernel": "rbf"}),
+    (
+        KernelPerceptronClassifier(shuffle=False, kernel="poly", degree=2, max_iter=2),
+        {"normalize": True},
+    ),
+    (KernelROMMAClassifier(shuffle=False, kernel="poly", degree=2, max_iter=2), {"degree": 3}),
+    (KernelPUMMAClassifier(shuffle=False, kernel="rbf", gamma=0.5, lam=0.5), {"gamma": 2.0}),
+    (KernelPUMMAClassifier(shuffle=False, kernel="poly", degree=2, lam=0.5), {"normalize": True}),
 ]
 
 
@@ -73,7 +79,7 @@ def test_a_model_keeps_its_own_parameters(est, change, tmp_path):
 
 def test_set_back_the_parameters_partial_fit_goes_on():
     X, y = make_blobs_pm(n=60, d=3, n_classes=2, seed=9)
-    clf = PerceptronClassifier(max_iter=2, tol=None).fit(X, y)
+    clf = PerceptronClassifier(shuffle=False, max_iter=2, tol=None).fit(X, y)
     clf.set_params(fit_intercept=False)
     with pytest.raises(ValueError, match=r"fit with fit_intercept=True, and its parameters"):
         clf.partial_fit(X, y)
@@ -84,9 +90,11 @@ def test_set_back_the_parameters_partial_fit_goes_on():
 def test_parameters_the_kernel_does_not_read_may_change():
     """An rbf model reads no degree or coef0, a linear one no gamma: partial_fit goes on."""
     X, y = make_blobs_pm(n=60, d=3, n_classes=2, seed=9)
-    rbf = KernelPerceptronClassifier(kernel="rbf", max_iter=1).fit(X, y)
+    rbf = KernelPerceptronClassifier(shuffle=False, kernel="rbf", max_iter=1).fit(X, y)
     rbf.set_params(degree=5, coef0=3.0).partial_fit(X, y)
-    linear = KernelPerceptronClassifier(kernel="linear", gamma=0.5, max_iter=1).fit(X, y)
+    linear = KernelPerceptronClassifier(shuffle=False, kernel="linear", gamma=0.5, max_iter=1).fit(
+        X, y
+    )
     linear.set_params(gamma=2.0).partial_fit(X, y)
     assert rbf.n_trials_ == linear.n_trials_ == 120
 
@@ -97,7 +105,9 @@ def test_a_kernel_state_pickled_before_it_said_whether_it_normalises(tmp_path):
     import pickle
 
     X, y = make_blobs_pm(n=60, d=3, n_classes=2, seed=9)
-    clf = KernelPerceptronClassifier(kernel="poly", degree=2, normalize=True, max_iter=2)
+    clf = KernelPerceptronClassifier(
+        shuffle=False, kernel="poly", degree=2, normalize=True, max_iter=2
+    )
     clf.fit(X, y)
     scores = clf.decision_function(X)
     del clf._kstate.normalize

@@ -377,9 +377,11 @@ def test_a_checkpoint_written_before_tol_resumes(cls, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: PUMMAClassifier(p=3.0, lam=0.0, max_iter=1000, tol=None),
-        lambda: KernelPUMMAClassifier(kernel="rbf", gamma=0.5, lam=0.0, max_iter=1000, tol=None),
-        lambda: MarginPerceptronClassifier(max_iter=1000),
+        lambda: PUMMAClassifier(shuffle=False, p=3.0, lam=0.0, max_iter=1000, tol=None),
+        lambda: KernelPUMMAClassifier(
+            shuffle=False, kernel="rbf", gamma=0.5, lam=0.0, max_iter=1000, tol=None
+        ),
+        lambda: MarginPerceptronClassifier(shuffle=False, max_iter=1000),
     ],
     ids=["pumma", "kernel-pumma", "margin-perceptron"],
 )
@@ -408,7 +410,7 @@ def test_the_margin_perceptrons_callback_sees_each_epoch_of_a_binary_problem():
     seen = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        clf = MarginPerceptronClassifier(max_iter=6).fit(
+        clf = MarginPerceptronClassifier(shuffle=False, max_iter=6).fit(
             X, y, callback=lambda est, epoch: seen.append((epoch, est.n_corrections_))
         )
     assert [e for e, _ in seen] == list(range(int(clf.n_iter_[0])))

@@ -26,21 +26,36 @@ from marginkit import (
 from marginkit.persistence import UntrustedFileError
 
 ESTIMATORS = [
-    ALMAClassifier(p=3.0, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
+    ALMAClassifier(shuffle=False, p=3.0, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
     ALMAClassifier(
-        p=3.0, alpha=0.8, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        p=3.0,
+        alpha=0.8,
+        keep_corrections=True,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ),
-    KernelALMAClassifier(kernel="poly", degree=2, max_iter=2, alpha=1.0, output="last"),
-    PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
-    KernelPerceptronClassifier(kernel="rbf", gamma=0.5, output="last", max_iter=1),
+    KernelALMAClassifier(
+        shuffle=False, kernel="poly", degree=2, max_iter=2, alpha=1.0, output="last"
+    ),
+    PerceptronClassifier(shuffle=False, max_iter=2, output="voted", fit_intercept=False),
+    KernelPerceptronClassifier(shuffle=False, kernel="rbf", gamma=0.5, output="last", max_iter=1),
     ROMMAClassifier(
-        aggressive=True, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
+        shuffle=False,
+        aggressive=True,
+        keep_corrections=True,
+        output="last",
+        max_iter=1,
+        fit_intercept=False,
     ),
-    KernelROMMAClassifier(aggressive=True, max_iter=2, output="last"),
-    MarginPerceptronClassifier(fit_intercept=True, max_iter=20, output="last"),
-    PUMMAClassifier(p=3.0, lam=0.5, max_iter=10, keep_corrections=True, output="last"),
-    PUMMAClassifier(p=3.0, lam=0.5, max_iter=10, output="last"),
-    KernelPUMMAClassifier(lam=1.0, max_iter=10, output="last"),
+    KernelROMMAClassifier(shuffle=False, aggressive=True, max_iter=2, output="last"),
+    MarginPerceptronClassifier(shuffle=False, fit_intercept=True, max_iter=20, output="last"),
+    PUMMAClassifier(
+        shuffle=False, p=3.0, lam=0.5, max_iter=10, keep_corrections=True, output="last"
+    ),
+    PUMMAClassifier(shuffle=False, p=3.0, lam=0.5, max_iter=10, output="last"),
+    KernelPUMMAClassifier(shuffle=False, lam=1.0, max_iter=10, output="last"),
 ]
 
 
@@ -91,7 +106,7 @@ def test_string_labels_of_object_dtype_round_trip(est, tmp_path):
 
 def test_classes_of_other_objects_are_refused_on_load(tmp_path):
     X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=3)
-    clf = PerceptronClassifier(max_iter=1).fit(X, y)
+    clf = PerceptronClassifier(shuffle=False, max_iter=1).fit(X, y)
     clf.classes_ = np.array([0, "a"], dtype=object)
     with pytest.raises(ValueError, match="classes_ must be an array of numbers or strings"):
         clf._check_fitted()
@@ -127,9 +142,15 @@ def test_save_is_atomic_and_overwrites(tmp_path):
     X, y = make_blobs_pm(n=40, d=3, seed=0)
     path = tmp_path / "m.skops"
     marginkit.save(
-        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y), path
+        PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(
+            X, y
+        ),
+        path,
     )
-    marginkit.save(ROMMAClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y), path)
+    marginkit.save(
+        ROMMAClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(X, y),
+        path,
+    )
     assert isinstance(marginkit.load(path), ROMMAClassifier)
     assert [p.name for p in tmp_path.iterdir()] == ["m.skops"]  # no temporary left
 
@@ -149,7 +170,9 @@ def test_file_naming_untrusted_types_is_refused(tmp_path):
         "format": "marginkit-model",
         "format_version": 1,
         "marginkit_version": "0.1.0",
-        "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        "estimator": ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ),
         "extra": Intruder(),
     }
     sio.dump(payload, path)
@@ -162,7 +185,10 @@ def test_tampered_archive_is_refused(tmp_path):
     X, y = make_blobs_pm(n=40, d=3, seed=0)
     good = tmp_path / "good.skops"
     marginkit.save(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y), good
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y),
+        good,
     )
     # replace the schema's estimator type by a builtin that runs code
     bad = tmp_path / "bad.skops"
@@ -211,7 +237,9 @@ def test_format_versions(tmp_path, version, message):
             "format": "marginkit-model",
             "format_version": version,
             "marginkit_version": "9.9",
-            "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+            "estimator": ALMAClassifier(
+                shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+            ),
         },
         path,
     )
@@ -229,7 +257,7 @@ def test_save_refuses_what_it_cannot_store(tmp_path):
         marginkit.save({"a": 1}, tmp_path / "m.skops")
     X, y = make_blobs_pm(n=30, d=3, seed=0)
     clf = KernelALMAClassifier(
-        kernel=lambda A, B: A @ B.T, alpha=1.0, output="last", max_iter=1
+        shuffle=False, kernel=lambda A, B: A @ B.T, alpha=1.0, output="last", max_iter=1
     ).fit(X, y)
     with pytest.raises(TypeError, match="callable kernel cannot be saved safely"):
         marginkit.save(clf, tmp_path / "m.skops")
@@ -246,9 +274,9 @@ def test_a_file_holds_the_model_and_no_more(tmp_path):
         "format": "marginkit-model",
         "format_version": 1,
         "marginkit_version": "0.1.0",
-        "estimator": ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            X, y
-        ),
+        "estimator": ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(X, y),
     }
     path = tmp_path / "m.skops"
     sio.dump({**payload, "note": __import__("collections").OrderedDict(a=1)}, path)
@@ -271,7 +299,7 @@ def test_files_naming_the_engines_former_modules_load(tmp_path):
 
     X, y = make_blobs_pm(n=80, d=5, seed=2)
     clf = marginkit.ALMAClassifier(
-        p=3, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        shuffle=False, p=3, alpha=1.0, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     path = tmp_path / "m.skops"
     marginkit.save(clf, path)
@@ -317,7 +345,7 @@ def test_romma_files_saved_before_delta_load_as_they_were(cls, tmp_path):
         loaded.decision_function(X), clf.partial_fit(X, y).decision_function(X)
     )
 
-    pumma = marginkit.PUMMAClassifier(max_iter=2).fit(X, y)
+    pumma = marginkit.PUMMAClassifier(shuffle=False, max_iter=2).fit(X, y)
     marginkit.save(pumma, path)
     schema, members = read_archive(path)
     without_delta(schema)

@@ -21,11 +21,15 @@ plt = pytest.importorskip("matplotlib.pyplot")
 
 def test_output_margins_binary_and_multiclass():
     X, y = make_blobs_pm(n=80, d=4, n_classes=2, seed=0)
-    clf = ALMAClassifier(fit_intercept=True, max_iter=3, alpha=1.0, output="last").fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, fit_intercept=True, max_iter=3, alpha=1.0, output="last"
+    ).fit(X, y)
     f = clf.decision_function(X)
     np.testing.assert_allclose(output_margins(clf, X, y), np.where(y == clf.classes_[1], f, -f))
     X, y = make_blobs_pm(n=90, d=4, n_classes=3, seed=1)
-    clf = ALMAClassifier(fit_intercept=True, max_iter=3, alpha=1.0, output="last").fit(X, y)
+    clf = ALMAClassifier(
+        shuffle=False, fit_intercept=True, max_iter=3, alpha=1.0, output="last"
+    ).fit(X, y)
     F = clf.decision_function(X)
     want = [F[i, y[i]] - np.max(np.delete(F[i], y[i])) for i in range(len(y))]
     np.testing.assert_allclose(output_margins(clf, X, y), want)
@@ -37,7 +41,9 @@ def test_output_margins_binary_and_multiclass():
 
 def test_margin_distribution_plot():
     X, y = make_blobs_pm(n=100, d=4, n_classes=3, seed=2)
-    clf = KernelPerceptronClassifier(kernel="rbf", gamma=0.5, max_iter=2, output="last").fit(X, y)
+    clf = KernelPerceptronClassifier(
+        shuffle=False, kernel="rbf", gamma=0.5, max_iter=2, output="last"
+    ).fit(X, y)
     fig, ax = plt.subplots()
     for output in ["last", "avg", "voted"]:
         assert plot_margin_distribution(clf.set_params(output=output), X, y, ax=ax) is ax
@@ -57,7 +63,7 @@ def test_learning_curve_records_and_plots():
     X, y = make_blobs_pm(n=300, d=5, n_classes=3, seed=3)
     Xt, yt = make_blobs_pm(n=100, d=5, n_classes=3, seed=4)
     curve = learning_curve(
-        ALMAClassifier(alpha=0.8, fit_intercept=True, output="last", max_iter=1),
+        ALMAClassifier(shuffle=False, alpha=0.8, fit_intercept=True, output="last", max_iter=1),
         X,
         y,
         Xt,
@@ -67,7 +73,9 @@ def test_learning_curve_records_and_plots():
     )
     assert list(curve["trials"]) == [50, 100, 150, 200, 250, 300]
     assert np.all(np.diff(curve["corrections"]) >= 0)
-    whole = ALMAClassifier(alpha=0.8, fit_intercept=True, output="last", max_iter=1).fit(X, y)
+    whole = ALMAClassifier(
+        shuffle=False, alpha=0.8, fit_intercept=True, output="last", max_iter=1
+    ).fit(X, y)
     assert curve["corrections"][-1] == whole.n_corrections_
     assert np.isclose(curve["error"]["last"][-1], np.mean(whole.predict(Xt) != yt))
     ax = plot_learning_curve(curve, title="t")
@@ -84,7 +92,10 @@ def test_evaluate_plot_writes_a_png(tmp_path, capsys):
     dump_svmlight_file(X, y, str(data))
     model = tmp_path / "m.skops"
     marginkit.save(
-        ALMAClassifier(fit_intercept=True, alpha=1.0, output="last", max_iter=1).fit(X, y), model
+        ALMAClassifier(
+            shuffle=False, fit_intercept=True, alpha=1.0, output="last", max_iter=1
+        ).fit(X, y),
+        model,
     )
     png = tmp_path / "margins.png"
     assert main(["evaluate", str(model), str(data), "--plot", str(png)]) == 0

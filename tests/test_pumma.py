@@ -56,7 +56,14 @@ def test_equals_reference(p, lam, sparse, n_classes):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf = PUMMAClassifier(
-            tol=None, keep_corrections=True, p=p, delta=0.2, lam=lam, max_iter=4, output="last"
+            shuffle=False,
+            tol=None,
+            keep_corrections=True,
+            p=p,
+            delta=0.2,
+            lam=lam,
+            max_iter=4,
+            output="last",
         ).fit(X, y)
     assert clf.converged_ == converged
     assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
@@ -100,11 +107,13 @@ def test_closed_form_equals_newton():
 def test_partial_fit_equals_one_epoch():
     X, y = shifted_blobs(n=150, n_classes=3, seed=5)
     whole = PUMMAClassifier(
-        tol=None, keep_corrections=True, max_iter=1, p=3.0, lam=0.0, output="last"
+        shuffle=False, tol=None, keep_corrections=True, max_iter=1, p=3.0, lam=0.0, output="last"
     )
     with pytest.warns(ConvergenceWarning):
         whole.fit(X, y)
-    parts = PUMMAClassifier(tol=None, keep_corrections=True, p=3.0, lam=0.0, output="last")
+    parts = PUMMAClassifier(
+        shuffle=False, tol=None, keep_corrections=True, p=3.0, lam=0.0, output="last"
+    )
     for lo in range(0, 150, 50):
         parts.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:
@@ -171,8 +180,8 @@ def test_tol_warns_only_when_the_epochs_ran_out_still_improving():
     X = X + np.random.default_rng(0).normal(scale=2.0, size=X.shape)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        PUMMAClassifier(lam=1.0).fit(X, y)
+        PUMMAClassifier(shuffle=False, lam=1.0).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="still fell"):
-        PUMMAClassifier(lam=1.0, max_iter=2).fit(X, y)
+        PUMMAClassifier(shuffle=False, lam=1.0, max_iter=2).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="did not converge"):
-        PUMMAClassifier(lam=1.0, max_iter=2, tol=None).fit(X, y)
+        PUMMAClassifier(shuffle=False, lam=1.0, max_iter=2, tol=None).fit(X, y)

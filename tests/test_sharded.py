@@ -203,7 +203,13 @@ def test_examples_come_back_and_the_cache_changes_nothing(client):
     models = {}
     for cache_size in (200, 0):
         est = KernelALMAClassifier(
-            kernel="rbf", gamma=0.5, max_iter=3, tol=None, block_size=50, cache_size=cache_size
+            shuffle=False,
+            kernel="rbf",
+            gamma=0.5,
+            max_iter=3,
+            tol=None,
+            block_size=50,
+            cache_size=cache_size,
         )
         one = sklearn.clone(est).fit(X, y)
         clf = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
@@ -216,8 +222,8 @@ def test_examples_come_back_and_the_cache_changes_nothing(client):
 
 
 SAME_BITS = {
-    "perceptron": lambda: KernelPerceptronClassifier(kernel="rbf", gamma=1.0),
-    "alma": lambda: KernelALMAClassifier(kernel="rbf", gamma=0.5),
+    "perceptron": lambda: KernelPerceptronClassifier(shuffle=False, kernel="rbf", gamma=1.0),
+    "alma": lambda: KernelALMAClassifier(shuffle=False, kernel="rbf", gamma=0.5),
 }
 
 
@@ -257,14 +263,18 @@ def test_products_made_ahead_in_a_thread(client, monkeypatch):
     walk goes (two calls per block and shard): the one-process model."""
     monkeypatch.setattr(kernel_engine, "OVERLAP", True)
     X, y = data(3, n=300, seed=6)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=32)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=32
+    )
     clf = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
     assert_same_model(clf.estimator_, sklearn.clone(est).fit(X, y), X[:80])
 
 
 def test_n_shards_none_is_one_per_worker(client):
     X, y = data(2, n=200)
-    clf = ShardedKernelClassifier(KernelALMAClassifier(max_iter=2, block_size=32)).fit(X, y)
+    clf = ShardedKernelClassifier(
+        KernelALMAClassifier(shuffle=False, max_iter=2, block_size=32)
+    ).fit(X, y)
     assert clf.n_shards_ == len(client.scheduler_info()["workers"]) == 2
     assert clf.get_params()["n_shards"] is None
 
@@ -272,7 +282,9 @@ def test_n_shards_none_is_one_per_worker(client):
 def test_the_fitted_estimator_is_a_plain_one(client, tmp_path):
     X, y = data(3, n=300, seed=8)
     X_test, y_test = data(3, n=80, seed=99)
-    est = KernelROMMAClassifier(kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=50)
+    est = KernelROMMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=50
+    )
     clf = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
     fitted = clf.estimator_
     assert type(fitted) is KernelROMMAClassifier
@@ -299,7 +311,7 @@ def test_the_fitted_estimator_is_a_plain_one(client, tmp_path):
 def test_partial_fit_is_the_one_process_partial_fit(client, sparse):
     X, y = data(3, sparse, n=300, seed=9)
     X_test, _ = data(3, sparse, n=80, seed=99)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, block_size=40)
+    est = KernelALMAClassifier(shuffle=False, kernel="rbf", gamma=0.3, block_size=40)
     one = sklearn.clone(est)
     one.partial_fit(X[:150], y[:150], classes=[0, 1, 2]).partial_fit(X[150:], y[150:])
     clf = ShardedKernelClassifier(est, n_shards=2)
@@ -320,7 +332,7 @@ def test_partial_fit_is_the_one_process_partial_fit(client, sparse):
 def test_fit_params_reach_the_estimator(client):
     X, y = data(2, n=200)
     seen = []
-    est = KernelALMAClassifier(max_iter=3, tol=None, block_size=32)
+    est = KernelALMAClassifier(shuffle=False, max_iter=3, tol=None, block_size=32)
     ShardedKernelClassifier(est, n_shards=2).fit(
         X, y, callback=lambda e, epoch: seen.append(epoch)
     )
@@ -331,7 +343,9 @@ def test_a_checkpoint_during_a_sharded_fit(client, tmp_path):
     """``checkpoint`` is one of the fit_params the docstring names: the checkpoints are
     the one-process fit's, and the model the one-process model."""
     X, y = data(3, n=300, seed=4)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=40)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=40
+    )
     path = tmp_path / "sharded.skops"
     clf = ShardedKernelClassifier(est, n_shards=2).fit(X, y, checkpoint=path, checkpoint_every=64)
     one = sklearn.clone(est).fit(X, y)
@@ -344,7 +358,9 @@ def test_a_checkpoint_during_a_sharded_fit(client, tmp_path):
 def test_dask_inputs_give_the_numpy_model(client):
     X, y = data(3, n=300, seed=10)
     X_test, _ = data(3, n=80, seed=99)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=40)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=40
+    )
     numpy_fit = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
     dX, dy = da.from_array(X, chunks=(70, 8)), da.from_array(y, chunks=70)
     dask_fit = ShardedKernelClassifier(est, n_shards=2).fit(dX, dy)
@@ -363,7 +379,9 @@ def test_a_worker_killed_mid_fit_changes_nothing():
     made anew from the driver's rows and the call repeated; the model is the
     undisturbed one, bit for bit."""
     X, y = data(2, n=400, seed=11)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=50)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=50
+    )
     with local_cluster(2) as client:
         calm = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
         before = client.run(os.getpid)
@@ -419,9 +437,13 @@ def test_an_error_on_the_shards_is_raised_not_retried(client, monkeypatch):
     monkeypatch.setattr(shards_engine.Sharded, "_remake", remake)
     X, y = data(2, n=300)
     # the kernel works when the driver fits alone
-    KernelALMAClassifier(kernel=FailsOnWorkers(2), max_iter=2, block_size=32).fit(X, y)
+    KernelALMAClassifier(shuffle=False, kernel=FailsOnWorkers(2), max_iter=2, block_size=32).fit(
+        X, y
+    )
     clf = ShardedKernelClassifier(
-        KernelALMAClassifier(kernel=FailsOnWorkers(2), max_iter=2, tol=None, block_size=32),
+        KernelALMAClassifier(
+            shuffle=False, kernel=FailsOnWorkers(2), max_iter=2, tol=None, block_size=32
+        ),
         n_shards=2,
     )
     with pytest.raises(ZeroDivisionError, match="failed on a worker"):
@@ -429,33 +451,37 @@ def test_an_error_on_the_shards_is_raised_not_retried(client, monkeypatch):
     assert remade == []
     assert not hasattr(clf, "estimator_") and not hasattr(clf, "n_remade_")
     # the workers are still there and the next fit works
-    clf.set_params(estimator=KernelALMAClassifier(max_iter=1, block_size=32)).fit(X, y)
+    clf.set_params(estimator=KernelALMAClassifier(shuffle=False, max_iter=1, block_size=32)).fit(
+        X, y
+    )
     assert clf.n_remade_ == 0
 
 
 def test_refusals(client):
     X, y = data(2, n=100)
     with pytest.raises(TypeError, match="cannot shard KernelPUMMAClassifier"):
-        ShardedKernelClassifier(KernelPUMMAClassifier()).fit(X, y)
+        ShardedKernelClassifier(KernelPUMMAClassifier(shuffle=False)).fit(X, y)
     with pytest.raises(TypeError, match="cannot shard ALMAClassifier.*not a kernel estimator"):
-        ShardedKernelClassifier(ALMAClassifier()).fit(X, y)
+        ShardedKernelClassifier(ALMAClassifier(shuffle=False)).fit(X, y)
     with pytest.raises(TypeError, match="cannot shard KernelPUMMAClassifier"):
-        ShardedKernelClassifier(KernelPUMMAClassifier()).partial_fit(X, y, classes=[0, 1])
+        ShardedKernelClassifier(KernelPUMMAClassifier(shuffle=False)).partial_fit(
+            X, y, classes=[0, 1]
+        )
     with pytest.raises(ValueError, match=r"does not support a budget \(got budget=50\)"):
-        ShardedKernelClassifier(KernelALMAClassifier(budget=50)).fit(X, y)
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False, budget=50)).fit(X, y)
     with pytest.raises(ValueError, match="does not support a budget"):
-        ShardedKernelClassifier(KernelPerceptronClassifier(budget=20)).partial_fit(
+        ShardedKernelClassifier(KernelPerceptronClassifier(shuffle=False, budget=20)).partial_fit(
             X, y, classes=[0, 1]
         )
     with pytest.raises(InvalidParameterError, match="n_shards"):
-        ShardedKernelClassifier(KernelALMAClassifier(), n_shards=0).fit(X, y)
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False), n_shards=0).fit(X, y)
     with pytest.raises(InvalidParameterError, match="n_shards"):
-        ShardedKernelClassifier(KernelALMAClassifier(), n_shards=0).partial_fit(
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False), n_shards=0).partial_fit(
             X, y, classes=[0, 1]
         )
     # the estimator's own parameters are validated before any shard is made
     with pytest.raises(InvalidParameterError, match="cache_size"):
-        ShardedKernelClassifier(KernelALMAClassifier(cache_size=-1)).fit(X, y)
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False, cache_size=-1)).fit(X, y)
 
 
 def test_no_client_is_a_clear_error():
@@ -465,9 +491,11 @@ def test_no_client_is_a_clear_error():
         distributed.default_client()
     X, y = data(2, n=100)
     with pytest.raises(ValueError, match="found no client"):
-        ShardedKernelClassifier(KernelALMAClassifier()).fit(X, y)
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False)).fit(X, y)
     with pytest.raises(ValueError, match="found no client"):
-        ShardedKernelClassifier(KernelALMAClassifier()).partial_fit(X, y, classes=[0, 1])
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False)).partial_fit(
+            X, y, classes=[0, 1]
+        )
 
 
 def test_a_cluster_without_workers_is_a_clear_error():
@@ -483,7 +511,7 @@ def test_a_cluster_without_workers_is_a_clear_error():
         dask.config.set({"distributed.comm.timeouts.connect": "1s"}),
     ):
         with pytest.raises(ValueError, match=r"found no worker .*waited 1s for one"):
-            ShardedKernelClassifier(KernelALMAClassifier()).fit(X, y)
+            ShardedKernelClassifier(KernelALMAClassifier(shuffle=False)).fit(X, y)
 
 
 @pytest.mark.parametrize("device", ["CPU_DEVICE", "device1"])
@@ -499,9 +527,9 @@ def test_array_api_arrays_are_refused(client, device):
         sklearn.config_context(array_api_dispatch=True),
         pytest.raises(ValueError, match="workers' CPUs.*array_api_strict"),
     ):
-        ShardedKernelClassifier(KernelALMAClassifier(max_iter=1)).fit(Xd, yd)
+        ShardedKernelClassifier(KernelALMAClassifier(shuffle=False, max_iter=1)).fit(Xd, yd)
     # numpy data under dispatch: the one-process model
-    est = KernelALMAClassifier(max_iter=2, tol=None, block_size=32)
+    est = KernelALMAClassifier(shuffle=False, max_iter=2, tol=None, block_size=32)
     with sklearn.config_context(array_api_dispatch=True):
         clf = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
         one = sklearn.clone(est).fit(X, y)

@@ -155,14 +155,16 @@ def test_index_base_is_decided_for_the_whole_file(tmp_path):
     Xf, _ = read_data(path)
     assert Xf.shape[1] == X.shape[1]
     streamed = fit_file(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         path,
         chunk_size=20,
     )
     assert streamed.n_features_in_ == X.shape[1]
     np.testing.assert_array_equal(
         streamed.coef_,
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(Xf, y).coef_,
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        .fit(Xf, y)
+        .coef_,
     )
 
 
@@ -173,11 +175,15 @@ def test_compressed_files(svm_file, tmp_path, opener, suffix):
         f.write(svm_file.read_bytes())
     X, y = read_data(svm_file)
     streamed = fit_file(
-        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False), path, chunk_size=33
+        PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False),
+        path,
+        chunk_size=33,
     )
     np.testing.assert_array_equal(
         streamed.coef_,
-        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(X, y).coef_,
+        PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False)
+        .fit(X, y)
+        .coef_,
     )
 
 
@@ -192,14 +198,16 @@ def test_comments_and_blank_lines(svm_file, tmp_path):
     path.write_text("\n".join(noisy) + "\n")
     X, y = read_data(svm_file)
     streamed = fit_file(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         path,
         chunk_size=7,
     )
     assert streamed.n_trials_ == X.shape[0]
     np.testing.assert_array_equal(
         streamed.coef_,
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y).coef_,
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        .fit(X, y)
+        .coef_,
     )
 
 
@@ -209,9 +217,11 @@ def test_csv_with_header_and_label_column(tmp_path):
     table = np.column_stack([y, X])
     np.savetxt(path, table, delimiter=",", header="label," + ",".join("abcdefg"), comments="")
     Xf, yf = read_data(path, label_column=0, skip_header=True)
-    whole = ROMMAClassifier(fit_intercept=True, output="last", max_iter=1).fit(Xf, yf)
+    whole = ROMMAClassifier(shuffle=False, fit_intercept=True, output="last", max_iter=1).fit(
+        Xf, yf
+    )
     streamed = fit_file(
-        ROMMAClassifier(fit_intercept=True, output="last", max_iter=1),
+        ROMMAClassifier(shuffle=False, fit_intercept=True, output="last", max_iter=1),
         path,
         16,
         label_column=0,
@@ -226,10 +236,10 @@ def test_continuous_labels_are_refused_as_fit_refuses_them(tmp_path):
     path = tmp_path / "float.svm"
     dump_svmlight_file(X, y, str(path))
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(
-            *read_data(path)
-        )
-    est = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(*read_data(path))
+    est = ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
     with pytest.raises(ValueError, match="Unknown label type: continuous"):
         fit_file(est, path, chunk_size=8)
     assert not hasattr(est, "classes_")
@@ -237,7 +247,7 @@ def test_continuous_labels_are_refused_as_fit_refuses_them(tmp_path):
 
 def test_n_features_pads_the_model(svm_file):
     streamed = fit_file(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         svm_file,
         chunk_size=40,
         n_features=12,
@@ -246,14 +256,16 @@ def test_n_features_pads_the_model(svm_file):
     assert streamed.n_features_in_ == 12
     np.testing.assert_array_equal(
         streamed.coef_,
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y).coef_,
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        .fit(X, y)
+        .coef_,
     )
 
 
 def test_callback_and_progress_see_every_epoch_and_example(svm_file):
     epochs, seen = [], []
     fit_file(
-        ALMAClassifier(max_iter=3, alpha=1.0, output="last", fit_intercept=False),
+        ALMAClassifier(shuffle=False, max_iter=3, alpha=1.0, output="last", fit_intercept=False),
         svm_file,
         chunk_size=64,
         callback=lambda est, epoch: epochs.append((epoch, est.n_trials_)),
@@ -268,22 +280,28 @@ def test_callback_and_progress_see_every_epoch_and_example(svm_file):
 
 def test_estimators_that_cannot_stream_say_why_and_keep_their_model(svm_file):
     X, y = read_data(svm_file)
-    est = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    est = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     coef = est.coef_.copy()
     est.set_params(shuffle=True)
     with pytest.raises(ValueError, match="shuffle=True needs all the data in memory"):
         fit_file(est, svm_file, 10)
     np.testing.assert_array_equal(est.coef_, coef)
     for pumma in (
-        PUMMAClassifier(lam=0.5, output="last"),
-        KernelPUMMAClassifier(lam=0.5, output="last"),
+        PUMMAClassifier(shuffle=False, lam=0.5, output="last"),
+        KernelPUMMAClassifier(shuffle=False, lam=0.5, output="last"),
     ):
         with pytest.raises(ValueError, match="lam=0.5: the soft margin"):
             fit_file(pumma, svm_file, 10)
         assert not hasattr(pumma, "classes_")
     with pytest.raises(InvalidParameterError, match="alpha"):
         fit_file(
-            ALMAClassifier(alpha=2.0, output="last", max_iter=1, fit_intercept=False), svm_file, 10
+            ALMAClassifier(
+                shuffle=False, alpha=2.0, output="last", max_iter=1, fit_intercept=False
+            ),
+            svm_file,
+            10,
         )
 
 
@@ -327,7 +345,7 @@ def test_a_bad_line_met_while_training_stops_it_with_its_line(svm_file, tmp_path
     # no first pass: the reader's thread meets the line during the epoch
     bad = tmp_path / "late.svm"
     bad.write_text(svm_file.read_text() + "1 2:oops\n")
-    est = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+    est = ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
     with pytest.raises(
         ValueError,
         match=r"late.svm: cannot be read as an svmlight file \(line 241: the value 'oops'",
@@ -353,7 +371,11 @@ def test_one_class_is_refused(tmp_path):
     path.write_text("1 1:0.5\n1 2:0.5\n")
     with pytest.raises(ValueError, match="greater than one; got 1 class"):
         fit_file(
-            ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False), path, 1
+            ALMAClassifier(
+                shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+            ),
+            path,
+            1,
         )
 
 
@@ -381,7 +403,9 @@ def test_cli_chunk_size(svm_file, tmp_path, capsys):
     out = capsys.readouterr().err
     assert "trained kernel-perceptron on 240 examples x 7 features" in out
     X, y = read_data(svm_file)
-    whole = KernelPerceptronClassifier(gamma=0.5, output="last", max_iter=1).fit(X, y)
+    whole = KernelPerceptronClassifier(shuffle=False, gamma=0.5, output="last", max_iter=1).fit(
+        X, y
+    )
     np.testing.assert_allclose(load(model).decision_function(X), whole.decision_function(X))
     assert main([*argv, "--chunk-size", "0"]) == 2
     assert "--chunk-size: must be >= 1" in capsys.readouterr().err
@@ -407,24 +431,31 @@ def test_given_classes_width_and_base_spare_the_first_pass(svm_file, monkeypatch
         np.testing.assert_array_equal(stream.classes, [-1, 1, 2])
         assert stream.classes.dtype == np.int64
         streamed = marginkit.streaming.fit_stream(
-            ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False), stream
+            ALMAClassifier(
+                shuffle=False, max_iter=2, alpha=1.0, output="last", fit_intercept=False
+            ),
+            stream,
         )
     assert stream.n_samples == 240
     _assert_same_model(
         streamed,
-        ALMAClassifier(max_iter=2, alpha=1.0, output="last", fit_intercept=False).fit(X, y),
+        ALMAClassifier(
+            shuffle=False, max_iter=2, alpha=1.0, output="last", fit_intercept=False
+        ).fit(X, y),
         X,
     )
     # a variance (gamma="scale") costs one more pass, and is that of the whole file
     kernel = fit_file(
-        KernelROMMAClassifier(output="last", max_iter=1),
+        KernelROMMAClassifier(shuffle=False, output="last", max_iter=1),
         svm_file,
         40,
         classes=[-1, 1, 2],
         n_features=7,
         zero_based=False,
     )
-    _assert_same_model(kernel, KernelROMMAClassifier(output="last", max_iter=1).fit(X, y), X)
+    _assert_same_model(
+        kernel, KernelROMMAClassifier(shuffle=False, output="last", max_iter=1).fit(X, y), X
+    )
 
 
 def test_given_classes_on_a_csv_file(tmp_path):
@@ -432,26 +463,26 @@ def test_given_classes_on_a_csv_file(tmp_path):
     path = tmp_path / "t.csv"
     np.savetxt(path, np.column_stack([X, y]), delimiter=",")
     streamed = fit_file(
-        PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
+        PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False),
         path,
         20,
         classes=[-1, 1, 2],
     )
-    whole = PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
-        *read_data(path)
-    )
+    whole = PerceptronClassifier(
+        shuffle=False, output="last", max_iter=1, fit_intercept=False
+    ).fit(*read_data(path))
     _assert_same_model(streamed, whole, X)
 
 
 def test_labels_outside_the_given_classes(svm_file):
     with pytest.raises(ValueError, match=r"labels \[2\] are not among the classes given"):
         FileStream(svm_file, 50, classes=[-1, 1])
-    est = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+    est = ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
     with pytest.raises(ValueError, match=r"y contains labels \[2\] that are not in classes"):
         fit_file(est, svm_file, 50, classes=[-1, 1], n_features=7, zero_based=False)
     # more classes than the file holds: a problem that never sees a positive example
     more = fit_file(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         svm_file,
         50,
         classes=[-1, 1, 2, 3],
@@ -474,7 +505,9 @@ def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys
     X, y = read_data(svm_file)
     np.testing.assert_array_equal(
         load(model).coef_,
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y).coef_,
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        .fit(X, y)
+        .coef_,
     )
     assert main([*argv, "--chunk-size", "60", "--classes", "1"]) == 2
     assert "at least two labels are needed" in capsys.readouterr().err
@@ -488,12 +521,14 @@ def test_train_and_cli_options_of_the_one_pass_stream(svm_file, tmp_path, capsys
 def test_csv_chunks_of_blank_or_comment_lines(tmp_path):
     path = tmp_path / "gaps.csv"
     path.write_text("1,0,1\n0,1,-1\n\n\n# a note\n# another\n2,0,1\n0,2,-1\n\n")
-    whole = PerceptronClassifier(output="last", max_iter=1, fit_intercept=False).fit(
-        *read_data(path)
-    )
+    whole = PerceptronClassifier(
+        shuffle=False, output="last", max_iter=1, fit_intercept=False
+    ).fit(*read_data(path))
     for chunk_size in (1, 2, 3):
         streamed = fit_file(
-            PerceptronClassifier(output="last", max_iter=1, fit_intercept=False), path, chunk_size
+            PerceptronClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False),
+            path,
+            chunk_size,
         )
         np.testing.assert_array_equal(streamed.coef_, whole.coef_)
         assert streamed.n_trials_ == 4
@@ -504,7 +539,7 @@ def test_margin_perceptron_refuses_labels_outside_classes(tmp_path):
     path.write_text("1 1:1\n-1 1:-1\n5 1:2\n")
     with pytest.raises(ValueError, match=r"y contains labels \[5\] that are not in classes"):
         fit_file(
-            MarginPerceptronClassifier(output="last", fit_intercept=False),
+            MarginPerceptronClassifier(shuffle=False, output="last", fit_intercept=False),
             path,
             2,
             classes=[-1, 1],
@@ -515,7 +550,9 @@ def test_margin_perceptron_refuses_labels_outside_classes(tmp_path):
 
 def test_a_late_error_leaves_a_fitted_estimator_as_it_was(svm_file, tmp_path):
     X, y = read_data(svm_file)
-    est = ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    est = ALMAClassifier(
+        shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     coef, n = est.coef_.copy(), est.n_corrections_
     bad = tmp_path / "late.svm"
     bad.write_text(svm_file.read_text() + "7 1:0.5\n")  # a label the classes lack, last
@@ -536,7 +573,10 @@ def test_train_counts_the_examples_when_every_pass_stopped_early(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = marginkit.streaming.fit_stream(
-            MarginPerceptronClassifier(max_iter=1, output="last", fit_intercept=False), stream
+            MarginPerceptronClassifier(
+                shuffle=False, max_iter=1, output="last", fit_intercept=False
+            ),
+            stream,
         )
         # the one pass overran its budget and stopped (no epoch was left to restart in)
         assert not est.converged_ and est.n_restarts_[0] == 0
@@ -560,13 +600,15 @@ def test_xz_files(svm_file, tmp_path):
     path.write_bytes(lzma.compress(svm_file.read_bytes()))
     X, y = read_data(svm_file)
     streamed = fit_file(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False),
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False),
         path,
         chunk_size=33,
     )
     np.testing.assert_array_equal(
         streamed.coef_,
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(X, y).coef_,
+        ALMAClassifier(shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False)
+        .fit(X, y)
+        .coef_,
     )
 
 
@@ -624,7 +666,7 @@ def test_passes_reuse_one_reader_thread(svm_file):
     list(prefetched(range(3)))
     before = _readers()
     fit_file(
-        ALMAClassifier(max_iter=3, alpha=1.0, output="last", fit_intercept=False),
+        ALMAClassifier(shuffle=False, max_iter=3, alpha=1.0, output="last", fit_intercept=False),
         svm_file,
         chunk_size=50,
     )

@@ -46,7 +46,7 @@ CHILD = textwrap.dedent(
         return int(re.search(rf"{key}:\\s+(\\d+) kB", text).group(1)) * 1024
 
     # the same work once on the prefix first: nothing compiles or loads under the cap
-    fit_file(ALMAClassifier(alpha=0.9), prefix, chunk_size=chunk)
+    fit_file(ALMAClassifier(shuffle=False, alpha=0.9), prefix, chunk_size=chunk)
     cap = status("VmData") + headroom
     data = prefix.read_bytes()
     copies = math.ceil(3 * cap / len(data))
@@ -62,7 +62,7 @@ CHILD = textwrap.dedent(
     except MemoryError:
         held_whole = False
     rss_before = status("VmRSS")
-    est = ALMAClassifier(alpha=0.9, max_iter=1, output="last", fit_intercept=False)
+    est = ALMAClassifier(shuffle=False, alpha=0.9, max_iter=1, output="last", fit_intercept=False)
     est = fit_file(est, big, chunk_size=chunk)
     np.save(coef_out, est.coef_)
     print(json.dumps({
@@ -106,7 +106,12 @@ def test_stream_a_file_three_times_the_memory_cap(tmp_path):
     # one streamed pass over the copies = n_epochs = copies passes over the prefix
     Xp, yp = read_data(prefix)
     whole = ALMAClassifier(
-        alpha=0.9, max_iter=report["copies"], tol=None, output="last", fit_intercept=False
+        shuffle=False,
+        alpha=0.9,
+        max_iter=report["copies"],
+        tol=None,
+        output="last",
+        fit_intercept=False,
     ).fit(Xp, yp)
     assert report["n_corrections"] == whole.n_corrections_
     np.testing.assert_array_equal(np.load(coef), whole.coef_)

@@ -47,27 +47,47 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 MODELS = {
     "alma": (
-        lambda: ALMAClassifier(p=6.0, output="voted", alpha=1.0, max_iter=1, fit_intercept=False),
+        lambda: ALMAClassifier(
+            shuffle=False, p=6.0, output="voted", alpha=1.0, max_iter=1, fit_intercept=False
+        ),
         False,
     ),
     "alma-fi": (
-        lambda: ALMAClassifier(fit_intercept=True, alpha=1.0, output="last", max_iter=1),
+        lambda: ALMAClassifier(
+            shuffle=False, fit_intercept=True, alpha=1.0, output="last", max_iter=1
+        ),
         False,
     ),
-    "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_iter=5, output="voted"), False),
+    "pumma": (
+        lambda: PUMMAClassifier(shuffle=False, p=3.0, lam=0.5, max_iter=5, output="voted"),
+        False,
+    ),
     "mp": (
-        lambda: MarginPerceptronClassifier(max_iter=5, output="last", fit_intercept=False),
+        lambda: MarginPerceptronClassifier(
+            shuffle=False, max_iter=5, output="last", fit_intercept=False
+        ),
         False,
     ),
     "kalma": (
         lambda: KernelALMAClassifier(
-            kernel="poly", degree=2, block_size=8, alpha=1.0, output="last", max_iter=1
+            shuffle=False,
+            kernel="poly",
+            degree=2,
+            block_size=8,
+            alpha=1.0,
+            output="last",
+            max_iter=1,
         ),
         True,
     ),
-    "kromma": (lambda: KernelROMMAClassifier(aggressive=True, max_iter=2, output="last"), False),
+    "kromma": (
+        lambda: KernelROMMAClassifier(shuffle=False, aggressive=True, max_iter=2, output="last"),
+        False,
+    ),
     "kpumma": (
-        lambda: KernelPUMMAClassifier(lam=0.5, max_iter=3, block_size=8, output="last"),
+        lambda: KernelPUMMAClassifier(
+            shuffle=False, lam=0.5, max_iter=3, block_size=8, output="last"
+        ),
         False,
     ),
 }
@@ -75,14 +95,18 @@ CHECKPOINTS = {
     "alma": lambda: ALMAClassifier(
         max_iter=3, shuffle=True, random_state=0, alpha=1.0, output="last", fit_intercept=False
     ),
-    "pumma": lambda: PUMMAClassifier(p=3.0, lam=0.5, max_iter=4, random_state=1, output="last"),
+    "pumma": lambda: PUMMAClassifier(
+        shuffle=False, p=3.0, lam=0.5, max_iter=4, random_state=1, output="last"
+    ),
     "mp": lambda: MarginPerceptronClassifier(
         max_iter=6, shuffle=True, random_state=2, output="last", fit_intercept=False
     ),
     "kromma": lambda: KernelROMMAClassifier(
-        aggressive=True, max_iter=3, block_size=8, output="last"
+        shuffle=False, aggressive=True, max_iter=3, block_size=8, output="last"
     ),
-    "kpumma": lambda: KernelPUMMAClassifier(lam=0.5, max_iter=4, block_size=8, output="last"),
+    "kpumma": lambda: KernelPUMMAClassifier(
+        shuffle=False, lam=0.5, max_iter=4, block_size=8, output="last"
+    ),
 }
 
 
@@ -785,6 +809,7 @@ def test_what_a_random_state_holds_is_checked(tmp_path):
     path = tmp_path / "rs.skops"
     marginkit.save(
         ALMAClassifier(
+            shuffle=False,
             random_state=np.random.RandomState(0),
             alpha=1.0,
             output="last",
@@ -924,7 +949,9 @@ def test_feature_names_of_a_data_frame_load(tmp_path):
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
     path = tmp_path / "df.skops"
     marginkit.save(
-        ALMAClassifier(alpha=1.0, output="last", max_iter=1, fit_intercept=False).fit(frame, y),
+        ALMAClassifier(
+            shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
+        ).fit(frame, y),
         path,
     )
     again = marginkit.load(path)

@@ -45,11 +45,14 @@ st = hypothesis.strategies
 #: every estimator, with the options that give its states their optional parts
 MODELS = {
     "alma-voted": (
-        lambda: ALMAClassifier(p=6.0, output="voted", fit_intercept=True, alpha=1.0, max_iter=1),
+        lambda: ALMAClassifier(
+            shuffle=False, p=6.0, output="voted", fit_intercept=True, alpha=1.0, max_iter=1
+        ),
         True,
     ),
     "alma-log": (
         lambda: ALMAClassifier(
+            shuffle=False,
             p="log",
             alpha=0.8,
             keep_corrections=True,
@@ -60,37 +63,57 @@ MODELS = {
         False,
     ),
     "perceptron": (
-        lambda: PerceptronClassifier(max_iter=2, output="voted", fit_intercept=False),
+        lambda: PerceptronClassifier(
+            shuffle=False, max_iter=2, output="voted", fit_intercept=False
+        ),
         True,
     ),
     "romma": (
         lambda: ROMMAClassifier(
-            aggressive=True, keep_corrections=True, output="last", max_iter=1, fit_intercept=False
+            shuffle=False,
+            aggressive=True,
+            keep_corrections=True,
+            output="last",
+            max_iter=1,
+            fit_intercept=False,
         ),
         False,
     ),
     "margin-perceptron": (
-        lambda: MarginPerceptronClassifier(max_iter=5, output="voted", fit_intercept=False),
+        lambda: MarginPerceptronClassifier(
+            shuffle=False, max_iter=5, output="voted", fit_intercept=False
+        ),
         True,
     ),
-    "pumma": (lambda: PUMMAClassifier(p=3.0, lam=0.5, max_iter=4, output="voted"), True),
-    "pumma-2": (lambda: PUMMAClassifier(max_iter=3, lam=0.0, output="last"), False),
+    "pumma": (
+        lambda: PUMMAClassifier(shuffle=False, p=3.0, lam=0.5, max_iter=4, output="voted"),
+        True,
+    ),
+    "pumma-2": (lambda: PUMMAClassifier(shuffle=False, max_iter=3, lam=0.0, output="last"), False),
     "kernel-alma": (
         lambda: KernelALMAClassifier(
-            kernel="poly", degree=2, block_size=7, alpha=1.0, output="last", max_iter=1
+            shuffle=False,
+            kernel="poly",
+            degree=2,
+            block_size=7,
+            alpha=1.0,
+            output="last",
+            max_iter=1,
         ),
         True,
     ),
     "kernel-perceptron": (
-        lambda: KernelPerceptronClassifier(kernel="rbf", max_iter=2, output="last"),
+        lambda: KernelPerceptronClassifier(shuffle=False, kernel="rbf", max_iter=2, output="last"),
         False,
     ),
     "kernel-romma": (
-        lambda: KernelROMMAClassifier(aggressive=True, output="voted", max_iter=1),
+        lambda: KernelROMMAClassifier(shuffle=False, aggressive=True, output="voted", max_iter=1),
         True,
     ),
     "kernel-pumma": (
-        lambda: KernelPUMMAClassifier(lam=0.5, max_iter=3, block_size=8, output="last"),
+        lambda: KernelPUMMAClassifier(
+            shuffle=False, lam=0.5, max_iter=3, block_size=8, output="last"
+        ),
         True,
     ),
 }
@@ -103,10 +126,10 @@ CHECKPOINTS = {
         p=3.0, lam=0.5, max_iter=4, shuffle=True, random_state=1, output="last"
     ),
     "margin-perceptron": lambda: MarginPerceptronClassifier(
-        max_iter=6, random_state=2, output="last", fit_intercept=False
+        shuffle=False, max_iter=6, random_state=2, output="last", fit_intercept=False
     ),
     "kernel-romma": lambda: KernelROMMAClassifier(
-        aggressive=True, max_iter=3, block_size=8, output="last"
+        shuffle=False, aggressive=True, max_iter=3, block_size=8, output="last"
     ),
     "kernel-pumma": lambda: KernelPUMMAClassifier(
         lam=0.5, max_iter=4, block_size=8, shuffle=True, random_state=3, output="last"

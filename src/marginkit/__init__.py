@@ -1,5 +1,6 @@
 """marginkit: online approximate maximum-margin classifiers."""
 
+from ._order import StreamOrderWarning
 from ._version import __version__
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .margin_perceptron import MarginPerceptronClassifier
@@ -18,6 +19,7 @@ __all__ = [
     "PerceptronClassifier",
     "PUMMAClassifier",
     "ROMMAClassifier",
+    "StreamOrderWarning",
     "__version__",
     "load",
     "save",

@@ -10,11 +10,14 @@ fit from a stream (:mod:`._stream_fit`), the units the passes learn in
 """
 
 import contextlib
+import copy
+import warnings
 from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
@@ -25,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from . import _checks as check
+from . import _order
 from ._batch import _Batch
 from ._checkpoints import EpochOrders, Resumable
 from ._core import linear as L
@@ -233,8 +237,18 @@ class OnlineClassifier(
         classes = np.unique(y)
         check_two_classes(classes)
         self.classes_ = classes
+        self.__dict__.pop("_label_runs", None)  # a stream's record: a fit starts anew
         self._initialise(DataSummary.of(X))
         return X, y
+
+    def _note_order(self, y):
+        """Record the labels of a stream learned in its order (:meth:`partial_fit`,
+        :func:`~marginkit.fit_file`), warning once when it comes in long runs of one
+        label (:mod:`marginkit._order`)."""
+        if "_label_runs" not in self.__dict__:
+            self._label_runs = _order.new_record(len(self.classes_))
+        codes = np.searchsorted(self.classes_, y)
+        _order.warn_once(self, self._label_runs, codes, self.classes_, stacklevel=5)
 
     def _partial_fit(self, X, y, classes):
         if not hasattr(self, self._state_attr):
@@ -291,6 +305,7 @@ class OnlineClassifier(
         if first:
             self.classes_ = known
             self._initialise(DataSummary.of(X))
+        self._note_order(y)
         self._passes(X, y, [np.arange(X.shape[0])], None)
         self._made_passes(1)
         return self
@@ -468,25 +483,71 @@ class OnlineLinearClassifier(OnlineClassifier):
         n = X.shape[0]
         step = n if every is None else int(every)
         r = self._progress_of(resume)
+        # a plain fit keeps the state each pass starts from, to end with a model where
+        # the weights overflow (:meth:`_overflowed`); partial_fit and a checkpointed
+        # fit cannot go back, and raise
+        rescue = isinstance(orders, EpochOrders) and resume is None and save is None
         with self._progress(len(orders) * len(self._states), "pass") as bar:
             for epoch, lo in self._epochs(r, len(orders)):
                 order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
-                while lo < n:
-                    hi = min(n, lo + step)
-                    for j, state in enumerate(self._states):
-                        self._run_all(state, batch, targets[j], order[:hi], start=lo)
-                        if hi == n:  # this problem's pass is done
-                            bar.update(1)
-                    lo = hi
-                    self._reached(r, epoch, hi, n)
-                    if save is not None:
-                        self._update_counts()
-                        save()
+                kept = copy.deepcopy(self._states) if rescue else None
+                try:
+                    while lo < n:
+                        hi = min(n, lo + step)
+                        for j, state in enumerate(self._states):
+                            self._run_all(state, batch, targets[j], order[:hi], start=lo)
+                            if hi == n:  # this problem's pass is done
+                                bar.update(1)
+                        lo = hi
+                        self._reached(r, epoch, hi, n)
+                        if save is not None:
+                            self._update_counts()
+                            save()
+                except WeightsOverflowError:
+                    if not rescue:
+                        raise
+                    self._overflowed(r, kept, batch, targets, order, epoch)
+                    break
                 self._update_counts()
                 if callback is not None:
                     callback(self, epoch)
             ended_early(bar, (len(orders) - r["epoch"]) * len(self._states))
         return r
+
+    def _overflowed(self, r, kept, batch, targets, order, epoch):
+        """End the passes of a fit at the last model before the weights overflowed in
+        pass ``epoch`` (an algorithm whose hypothesis grows without bound on data that
+        are not separable, ROMMA's): the model after the pass before, or, in the first
+        pass, after the longest run of its sixteenths that kept them finite. A
+        :class:`~sklearn.exceptions.ConvergenceWarning` says so."""
+        self._states = kept
+        where = f"the model after pass {epoch}"
+        if epoch == 0:
+            n = order.shape[0]
+            step = -(-n // 16)
+            lo = 0
+            while lo < n:
+                before = copy.deepcopy(self._states)
+                try:
+                    for j, state in enumerate(self._states):
+                        self._run_all(state, batch, targets[j], order[: lo + step], start=lo)
+                except WeightsOverflowError:
+                    self._states = before
+                    break
+                lo += step
+            where = f"the model after the first {min(lo, n)} of the {n} rows of pass 1"
+        r["epoch"], r["pos"] = max(epoch, 1), 0
+        r["ended"], r["improving"] = True, False
+        self._update_counts()
+        warnings.warn(
+            f"{type(self).__name__}'s weights would overflow in pass {epoch + 1}: on data "
+            f"that are not separable its hypothesis grows without bound, so the passes "
+            f"ended at {where}. For a model that goes on learning from such data, use a "
+            "soft margin (PUMMAClassifier(lam=1.0)) or ALMAClassifier, whose hypothesis "
+            "stays in the unit ball.",
+            ConvergenceWarning,
+            stacklevel=6,
+        )
 
     def _run_all(self, state, batch, y_pm, order, start=0):
         """The pass over ``order[start:]``, growing the log as needed; False if the budget
@@ -661,6 +722,10 @@ def signs_kept(values, scores):
     return out if xp is None else move_to(out, xp=xp, device=device)
 
 
+class WeightsOverflowError(ValueError):
+    """A state's weights overflowed (:func:`check_finite_state`)."""
+
+
 def check_finite_state(est, state, earlier=False):
     """A ValueError, rather than a model of NaN, when a state's numbers overflowed.
 
@@ -672,7 +737,7 @@ def check_finite_state(est, state, earlier=False):
     """
     if not np.all(np.isfinite(state.fs)):
         when = " in an earlier call of partial_fit, which lost the model" if earlier else ""
-        raise ValueError(
+        raise WeightsOverflowError(
             f"{type(est).__name__}'s weights overflowed{when}: on data that are not "
             "separable its hypothesis grows without bound. Use a soft margin (PUMMA's "
             "lam > 0), fewer epochs, or ALMA, whose hypothesis stays in the unit ball"

@@ -89,3 +89,17 @@ EARLY_STOPPING_DOC = """early_stopping : bool, default=False
     n_iter_no_change : int >= 1, default=2
         Passes in a row without a better accuracy on the rows held out that end
         ``early_stopping``'s passes."""
+
+
+SHUFFLE_DOC = """shuffle : bool, default=True
+        A new random order of the rows for every pass of :meth:`fit`, drawn from
+        ``random_state``, as scikit-learn's ``Perceptron`` and ``SGDClassifier`` do, so
+        that the model does not depend on the order of the rows: an online model
+        follows the latest rows it saw, and data files are often sorted by class
+        (docs/defaults.md). ``shuffle=False`` presents them in the order given, as the
+        papers' runs do (the reproductions pass it). :meth:`partial_fit` and
+        :func:`marginkit.fit_file` learn a stream in its own order whatever it says,
+        and warn once when the stream comes in long runs of one label.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the shuffling: an int gives the same model at every fit; None a new
+        order each time."""

@@ -5,6 +5,7 @@ import numpy as np
 from sklearn.utils._param_validation import InvalidParameterError
 
 from . import _checks as check
+from . import _order
 from ._registry import UntrustedFileError
 
 
@@ -25,6 +26,7 @@ class Loaded:
         required |= {"n_corrections_", "n_corrections_per_class_"}
         # _exponent: not in models written before it
         optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
+        optional |= {"_label_runs"}  # a stream's record of its labels (partial_fit)
         # n_iter_: not in models written before it
         return required, optional | ({"n_iter_"} if self._counts_passes else set())
 
@@ -86,6 +88,8 @@ class Loaded:
             check.array(names, "feature_names_in_", object, (n,))
             if not all(type(name) is str for name in names):
                 check.fail("feature_names_in_", "must hold strings")
+        if "_label_runs" in vars(self):
+            _order.check_record(self._label_runs, classes.shape[0])
         fmt = getattr(self, "input_format_", None)
         if fmt is not None:
             # how marginkit.tasks.train read the training file (its keys and their types)

@@ -14,7 +14,9 @@ class Streamed:
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit_stream(self, stream, classes, data, callback=None):
-        """:meth:`fit` with ``shuffle=False`` on data that come in chunks, never whole.
+        """:meth:`fit` with ``shuffle=False`` on data that come in chunks, never whole:
+        a stream is learned in its own order, whatever ``shuffle`` says (a stream
+        that comes in long runs of one label warns once).
 
         Used by :func:`marginkit.streaming.fit_file`.
 
@@ -43,6 +45,7 @@ class Streamed:
         # width): then the estimator is left as it was, as fit leaves it
         with unchanged_on_error(self):
             self.classes_ = np.asarray(classes)
+            self.__dict__.pop("_label_runs", None)
             self.n_features_in_ = data.n_features
             self._initialise(data)
             self._update_counts()
@@ -50,12 +53,8 @@ class Streamed:
         return self
 
     def _check_streamable(self):
-        """A ValueError when this estimator's fit cannot be made from a stream."""
-        if self.shuffle:
-            raise ValueError(
-                "shuffle=True needs all the data in memory; a stream is learned in its "
-                "own order (shuffle the file beforehand, or set shuffle=False)"
-            )
+        """A ValueError when this estimator's fit cannot be made from a stream (a
+        stream is learned in its own order: ``shuffle`` does not apply to it)."""
 
     def _stream_epochs(self, stream, callback):
         """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
@@ -81,6 +80,7 @@ class Streamed:
         for X, y in stream():
             X, y = self._validate_Xy(X, y, reset=False)
             check_known(y, self.classes_)
+            self._note_order(y)
             yield X, y
 
     def _n_changes(self):

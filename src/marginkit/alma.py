@@ -8,7 +8,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from . import _checks as check
 from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
-from ._docstrings import BUDGET_DOC, EARLY_STOPPING_DOC, KEEP_CORRECTIONS_DOC, PASSES_DOC
+from ._docstrings import (
+    BUDGET_DOC,
+    EARLY_STOPPING_DOC,
+    KEEP_CORRECTIONS_DOC,
+    PASSES_DOC,
+    SHUFFLE_DOC,
+)
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     EARLY_STOPPING_CONSTRAINTS,
@@ -99,11 +105,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         on); ``tol`` ends them when the corrections stop falling, after 2 to 12 passes
         on the real data sets of docs/defaults.md. The paper's experiments make one.
     {PASSES_DOC}
-    shuffle : bool, default=False
-        Present the examples of each epoch of :meth:`fit` in a random order.
-        :meth:`partial_fit` always keeps the order given.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the shuffling.
+    {SHUFFLE_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest p-norm
         of an instance in the first data seen (section 1 of Ishibashi, Hatano and
@@ -161,7 +163,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         fit_intercept=True,
         verbose=0,
@@ -231,11 +233,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         USPS, 12 on Letter), or stay level with the first pass's on noisy data (2 on
         adult: docs/defaults.md).
     {PASSES_DOC}
-    shuffle : bool, default=False
-        A new random order for every epoch of :meth:`fit`. Without it every epoch
-        presents the data in the order given (shuffle the data once beforehand for the
-        paper's protocol); later epochs then reuse the most of the cache.
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     kernel : {{"linear", "poly", "rbf", "poly_rbf"}} or callable, default="rbf"
         ``poly``: ``(gamma x . y + coef0)^degree`` (the paper's MNIST kernel
         ``(1 + x . y / 255)^d`` is ``gamma=1/255, coef0=1``); ``rbf``:
@@ -314,7 +312,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         output="avg",
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         kernel="rbf",
         degree=3,

@@ -638,8 +638,9 @@ class MixingClassifier(_Wrapper):
         kernel estimators (support vectors and coefficients, no weight vector). Refused
         with a ValueError: ``output="voted"`` and ``keep_corrections=True`` (a vote
         needs every hypothesis in the order of one stream, which mixing does not
-        keep), and ``shuffle=True`` (each shard presents its rows in their order:
-        shuffle the rows of X beforehand).
+        keep). The estimator's ``shuffle`` does not apply: each shard presents its
+        rows in their order (shuffle the rows of X beforehand when they are sorted, by
+        class or otherwise).
     max_iter : int >= 1, default=1000
         The most epochs (each one pass of every shard over its rows, then a mix).
     tol : float >= 0 or None, default=1e-3
@@ -828,11 +829,6 @@ class MixingClassifier(_Wrapper):
             raise ValueError(
                 f"{type(self).__name__} does not support keep_corrections=True: the "
                 "corrections of several shards are no one stream's log to replay."
-            )
-        if est.shuffle:
-            raise ValueError(
-                f"{type(self).__name__} does not support shuffle=True: each shard presents "
-                "its rows in their order. Shuffle the rows of X beforehand."
             )
         return est
 

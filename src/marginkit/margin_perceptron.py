@@ -13,7 +13,7 @@ from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
-from ._docstrings import KEEP_CORRECTIONS_DOC
+from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC
 from ._passes import ended_early, still_improving
 
 #: a checkpoint's record of ``tol`` (none in those written before it)
@@ -86,9 +86,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         The guarantee is for ``"last"``; the average and the vote are over the
         hypotheses of the final guess. The average by default (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
-    shuffle : bool, default=False
-        A new random order for every epoch of :meth:`fit`.
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``; the margin is then that
         of the augmented data, and R and the budget are those of the augmented
@@ -147,7 +145,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         tol=None,
         output="avg",
         keep_corrections=False,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         fit_intercept=True,
         verbose=0,

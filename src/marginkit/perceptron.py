@@ -8,6 +8,7 @@ from ._docstrings import (
     KEEP_CORRECTIONS_DOC,
     KERNEL_DOC,
     PASSES_DOC,
+    SHUFFLE_DOC,
 )
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
@@ -42,10 +43,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         the mistakes stop falling (after 4 to 15 on the real data sets of
         docs/defaults.md).
     {PASSES_DOC}
-    shuffle : bool, default=False
-        A new random order for every epoch of :meth:`fit`.
-    random_state : int, RandomState instance or None, default=None
-        Seed of the shuffling.
+    {SHUFFLE_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest 2-norm
         of an instance in the first data seen. ``fit_intercept=False, max_iter=1,
@@ -87,7 +85,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         fit_intercept=True,
         verbose=0,
@@ -128,8 +126,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         the mistakes stop falling (after 8 passes on USPS, 16 on Letter), or
         stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
-    shuffle : bool, default=False
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     {KERNEL_DOC}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
@@ -176,7 +173,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         output="avg",
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         kernel="rbf",
         degree=3,

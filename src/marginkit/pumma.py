@@ -23,7 +23,7 @@ from ._core import linear as L
 from ._core import pumma as K
 from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
-from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC
+from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
 from ._passes import PASS_KEYS, ended_early
 from ._registry import trusted_type
@@ -292,9 +292,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         three come from one run. The margin guarantee is for ``"last"``; the average
         predicts better on data that are not separable (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
-    shuffle : bool, default=False
-        A new random order for every epoch of :meth:`fit`.
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     verbose : int, default=0
         A progress bar over epochs.
 
@@ -360,7 +358,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         tol=1e-3,
         output="avg",
         keep_corrections=False,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         verbose=0,
         max_epochs="deprecated",
@@ -565,8 +563,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
         until marginkit 0.3.
     output : {{"last", "avg", "voted"}}, default="avg"
-    shuffle : bool, default=False
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     {KERNEL_DOC}
     verbose : int, default=0
 
@@ -622,7 +619,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         max_iter=1000,
         tol=1e-3,
         output="avg",
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         kernel="rbf",
         degree=3,

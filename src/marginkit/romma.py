@@ -12,6 +12,7 @@ from ._docstrings import (
     KEEP_CORRECTIONS_DOC,
     KERNEL_DOC,
     PASSES_DOC,
+    SHUFFLE_DOC,
 )
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
@@ -104,8 +105,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         the corrections stop falling (after 2 to 11 on the real data sets of
         docs/defaults.md). The paper's experiments make one.
     {PASSES_DOC}
-    shuffle : bool, default=False
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)`` (section 1 of
         Ishibashi, Hatano and Takeda, COLT 2008), R the largest 2-norm of an instance in
@@ -147,7 +147,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         fit_intercept=True,
         verbose=0,
@@ -196,8 +196,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         the corrections stop falling (after 7 passes on USPS, 11 on Letter), or
         stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
-    shuffle : bool, default=False
-    random_state : int, RandomState instance or None, default=None
+    {SHUFFLE_DOC}
     {KERNEL_DOC}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
@@ -247,7 +246,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         output="avg",
         max_iter=1000,
         tol=1e-3,
-        shuffle=False,
+        shuffle=True,
         random_state=None,
         kernel="rbf",
         degree=3,

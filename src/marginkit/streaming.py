@@ -439,13 +439,16 @@ def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **op
 
     The model is that of ``estimator.fit(X, y)`` with ``shuffle=False`` on the whole
     file (for PUMMA, with ``lam=0``), while at most ``chunk_size`` examples are held at
-    a time. See :class:`FileStream` for the parameters of the file.
+    a time: a file is learned in the order of its rows, whatever the estimator's
+    ``shuffle`` says, and one that comes in long runs of one label (sorted by class)
+    warns once with a :class:`~marginkit.StreamOrderWarning` (shuffle such a file, or
+    fit it in memory). See :class:`FileStream` for the parameters of the file.
 
     Parameters
     ----------
     estimator : a marginkit classifier
-        ``shuffle`` must be False; for PUMMA, ``lam`` must be 0 (the soft margin keeps a
-        coordinate per example across the epochs).
+        For PUMMA, ``lam`` must be 0 (the soft margin keeps a coordinate per example
+        across the epochs).
     path : str or path-like
     chunk_size : int >= 1, default=10000
     fmt : {"svmlight", "csv"} or None

@@ -98,7 +98,7 @@ def run_demo(
         for p in p_values:
             for alpha in alphas:
                 clf = ALMAClassifier(
-                    p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False
+                    p=p, alpha=alpha, output="last", max_iter=1, fit_intercept=False, shuffle=False
                 ).fit(X, y)
                 err_last = 100.0 * np.mean(clf.predict(X_test) != y_test)
                 clf.set_params(output="avg")

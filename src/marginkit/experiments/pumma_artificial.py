@@ -214,15 +214,17 @@ def make_estimator(algorithm: str, p: float, delta: float = DELTA):
     features for all of them.
     """
     if algorithm == "pumma":
-        return PUMMAClassifier(p=p, delta=delta, lam=0.0, tol=None, output="last")
+        return PUMMAClassifier(p=p, delta=delta, lam=0.0, tol=None, output="last", shuffle=False)
     if algorithm == "alma":
-        return ALMAClassifier(p=p, alpha=delta, fit_intercept=True, output="last")
+        return ALMAClassifier(p=p, alpha=delta, fit_intercept=True, output="last", shuffle=False)
     if algorithm in ("romma", "aromma"):
         if p != 2.0:
             raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
         if algorithm == "romma":
-            return ROMMAClassifier(fit_intercept=True, output="last")
-        return ROMMAClassifier(aggressive=True, delta=delta, fit_intercept=True, output="last")
+            return ROMMAClassifier(fit_intercept=True, output="last", shuffle=False)
+        return ROMMAClassifier(
+            aggressive=True, delta=delta, fit_intercept=True, output="last", shuffle=False
+        )
     raise ValueError(f"unknown algorithm {algorithm!r}")
 
 

@@ -401,9 +401,17 @@ def run_pumma(X, y, max_epochs: int, lam: float = LAM, delta: float = DELTA) -> 
         ``converged``, ``conflicts``.
     """
     classes = np.array([-1, 1])
-    PUMMAClassifier(delta=delta, lam=lam, output="last").partial_fit(X[:8], y[:8], classes=classes)
+    PUMMAClassifier(delta=delta, lam=lam, output="last", shuffle=False).partial_fit(
+        X[:8], y[:8], classes=classes
+    )
     clf = PUMMAClassifier(
-        p=2.0, delta=delta, lam=lam, max_iter=max_epochs, tol=None, output="last"
+        p=2.0,
+        delta=delta,
+        lam=lam,
+        max_iter=max_epochs,
+        tol=None,
+        output="last",
+        shuffle=False,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # reported as converged=False
@@ -450,11 +458,13 @@ def run_linearsvc(X, y, lam: float = LAM) -> dict:
 def make_baseline(method: str, delta: float = DELTA):
     """ROMMA, aggressive ROMMA(delta) or ALMA_2(delta), each with ``fit_intercept=True``."""
     if method == "romma":
-        return ROMMAClassifier(fit_intercept=True, output="last")
+        return ROMMAClassifier(fit_intercept=True, output="last", shuffle=False)
     if method == "aromma":
-        return ROMMAClassifier(aggressive=True, delta=delta, fit_intercept=True, output="last")
+        return ROMMAClassifier(
+            aggressive=True, delta=delta, fit_intercept=True, output="last", shuffle=False
+        )
     if method == "alma":
-        return ALMAClassifier(p=2.0, alpha=delta, fit_intercept=True, output="last")
+        return ALMAClassifier(p=2.0, alpha=delta, fit_intercept=True, output="last", shuffle=False)
     raise ValueError(f"unknown baseline {method!r}")
 
 

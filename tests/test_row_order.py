@@ -1,0 +1,206 @@
+"""Rows in any order: fit shuffles its passes by default, a stream is learned in its
+order and warns once when it comes in long runs of one label (:mod:`marginkit._order`),
+and ROMMA's passes end at a usable model where its weights would overflow."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file, load_breast_cancer, load_digits
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+
+import marginkit as mk
+from marginkit import StreamOrderWarning, _order
+from marginkit.persistence import UntrustedFileError, load, save
+from marginkit.streaming import fit_file
+
+ESTIMATORS = [
+    mk.ALMAClassifier,
+    mk.PerceptronClassifier,
+    mk.ROMMAClassifier,
+    mk.MarginPerceptronClassifier,
+    mk.PUMMAClassifier,
+    mk.KernelALMAClassifier,
+    mk.KernelPerceptronClassifier,
+    mk.KernelROMMAClassifier,
+    mk.KernelPUMMAClassifier,
+]
+
+
+def sorted_split(load):
+    """A data set's rows sorted by class, split, and the training part sorted again."""
+    X, y = load(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    X, X_test, y, y_test = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    k = np.argsort(y, kind="stable")
+    return X[k], y[k], X_test, y_test
+
+
+@pytest.fixture(scope="module")
+def digits_sorted():
+    return sorted_split(load_digits)
+
+
+@pytest.fixture(scope="module")
+def cancer_sorted():
+    return sorted_split(load_breast_cancer)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_the_defaults_do_not_depend_on_the_order_of_the_rows(cancer_sorted, cls):
+    """A file sorted by class, fitted at the defaults, learns as a shuffled one does
+    (in the order given, shuffle=False, ALMA ended at 34% error on these rows)."""
+    X, y, X_test, y_test = cancer_sorted
+    assert cls().shuffle
+    errors = []
+    for order in (np.arange(len(y)), np.random.default_rng(0).permutation(len(y))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            clf = cls(random_state=0).fit(X[order], y[order])
+        errors.append(np.mean(clf.predict(X_test) != y_test))
+    assert max(errors) < 0.08
+    assert abs(errors[0] - errors[1]) < 0.04  # 5 of the 143 test rows
+
+
+def test_shuffle_false_is_the_order_given(cancer_sorted):
+    X, y, _, _ = cancer_sorted
+    a = mk.PerceptronClassifier(shuffle=False, max_iter=3, tol=None).fit(X, y)
+    b = mk.PerceptronClassifier(shuffle=False, max_iter=3, tol=None, random_state=5).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = mk.PerceptronClassifier(max_iter=3, tol=None, random_state=5).fit(X, y)
+    d = mk.PerceptronClassifier(max_iter=3, tol=None, random_state=5).fit(X, y)
+    np.testing.assert_array_equal(c.coef_, d.coef_)  # a seed gives one model
+    assert not np.array_equal(a.coef_, c.coef_)
+
+
+# -- the record of a stream's labels ----------------------------------------------------
+def observe_all(labels, n_classes, chunk):
+    record = _order.new_record(n_classes)
+    said = []
+    for lo in range(0, len(labels), chunk):
+        if _order.observe(record, labels[lo : lo + chunk]):
+            said.append(lo)
+            record[2] = 1  # warned
+    return record, said
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 100, 10_000])
+def test_a_stream_sorted_by_class_is_told_from_a_shuffled_one(chunk):
+    rng = np.random.default_rng(0)
+    sorted_labels = np.repeat([0, 1, 2], 400)
+    _, said = observe_all(sorted_labels, 3, chunk)
+    assert len(said) == 1 and said[0] <= 800  # as soon as the second label's run shows
+    _, said = observe_all(rng.permutation(sorted_labels), 3, chunk)
+    assert said == []
+
+
+def test_an_imbalanced_stream_in_random_order_does_not_warn():
+    """1% positives in 200 000 random rows: runs of about 1000 negatives happen."""
+    labels = (np.random.default_rng(1).random(200_000) < 0.01).astype(np.int64)
+    record, said = observe_all(labels, 2, 5000)
+    assert said == [] and record[3 + 2] > 500  # the longest run of negatives
+
+
+def test_short_runs_never_warn():
+    labels = np.repeat([0, 1], _order.MIN_RUN - 1)
+    assert observe_all(labels, 2, 10)[1] == []
+
+
+def test_the_record_counts_runs_across_calls():
+    record = _order.new_record(2)
+    _order.observe(record, np.array([0, 0, 1]))
+    _order.observe(record, np.array([1, 1, 0]))
+    # label, run, warned, counts (3, 3), longest runs (2, 3)
+    np.testing.assert_array_equal(record, [0, 1, 0, 3, 3, 2, 3])
+
+
+def test_partial_fit_on_a_sorted_stream_warns_once(digits_sorted):
+    X, y, _, _ = digits_sorted
+    clf = mk.ALMAClassifier()
+    with pytest.warns(StreamOrderWarning, match=r"long runs of one label \(1\d\d rows of label"):
+        for lo in range(0, len(y), 50):
+            clf.partial_fit(X[lo : lo + 50], y[lo : lo + 50], classes=np.arange(10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StreamOrderWarning)
+        clf.partial_fit(X[:100], y[:100])  # once per model
+        order = np.random.default_rng(0).permutation(len(y))
+        mk.ALMAClassifier().partial_fit(X[order], y[order], classes=np.arange(10))
+    # a fit starts anew, without the stream's record
+    assert "_label_runs" in vars(clf)
+    assert "_label_runs" not in vars(clf.fit(X, y))
+
+
+def test_fit_file_learns_a_file_in_its_order_and_warns_when_it_is_sorted(tmp_path):
+    X, y, X_test, y_test = sorted_split(load_breast_cancer)
+    path = tmp_path / "sorted.svm"
+    dump_svmlight_file(X, y, str(path))
+    clf = mk.PerceptronClassifier(max_iter=2, tol=None)  # shuffle=True: not for a stream
+    with pytest.warns(StreamOrderWarning, match="Shuffle the rows beforehand"):
+        fit_file(clf, path, chunk_size=64)
+    ordered = mk.PerceptronClassifier(max_iter=2, tol=None, shuffle=False).fit(X, y)
+    np.testing.assert_allclose(clf.coef_, ordered.coef_, rtol=1e-12)
+    shuffled = tmp_path / "shuffled.svm"
+    order = np.random.default_rng(0).permutation(len(y))
+    dump_svmlight_file(X[order], y[order], str(shuffled))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StreamOrderWarning)
+        fit_file(mk.PerceptronClassifier(max_iter=2, tol=None), shuffled, chunk_size=64)
+
+
+def test_a_streamed_model_saves_and_loads_with_its_record(tmp_path, digits_sorted):
+    X, y, _, _ = digits_sorted
+    order = np.random.default_rng(0).permutation(len(y))
+    clf = mk.PerceptronClassifier().partial_fit(X[order], y[order], classes=np.arange(10))
+    path = tmp_path / "m.skops"
+    save(clf, path)
+    back = load(path)
+    np.testing.assert_array_equal(back._label_runs, clf._label_runs)
+    clf._label_runs[1] = -3
+    save(clf, path)
+    with pytest.raises(UntrustedFileError, match="_label_runs"):
+        load(path)
+    clf._label_runs = clf._label_runs[:4].copy()
+    save(clf, path)
+    with pytest.raises(UntrustedFileError, match=r"_label_runs must have shape \(23\)"):
+        load(path)
+
+
+# -- ROMMA where its weights would overflow -----------------------------------------------
+def xor(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    return X, np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+
+
+def test_romma_at_its_defaults_ends_where_its_weights_would_overflow():
+    """Data no plane separates: ROMMA's hypothesis grows without bound, and the passes
+    end at the model after the last pass that kept it finite, with a warning."""
+    X, y = xor(3000)
+    with pytest.warns(ConvergenceWarning, match=r"would overflow in pass (\d+).*after pass"):
+        clf = mk.ROMMAClassifier(tol=None, random_state=0).fit(X, y)
+    assert np.all(np.isfinite(clf.decision_function(X)))
+    last_good = clf.n_iter_
+    same = mk.ROMMAClassifier(tol=None, max_iter=last_good, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, same.coef_)
+    np.testing.assert_array_equal(clf.intercept_, same.intercept_)
+    assert clf.n_trials_ == same.n_trials_ == last_good * len(y)
+
+
+def test_romma_ends_within_its_first_pass_at_the_last_sixteenth_that_kept_it_finite():
+    X, y = xor(20_000)
+    with pytest.warns(ConvergenceWarning, match=r"after the first 12500 of the 20000 rows"):
+        clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0).fit(X, y)
+    assert clf.n_iter_ == 1 and clf.n_trials_ == 12_500
+    assert np.all(np.isfinite(clf.coef_))
+
+
+def test_romma_partial_fit_and_a_checkpointed_fit_still_refuse_overflowed_weights(tmp_path):
+    X, y = xor(20_000)
+    with pytest.raises(ValueError, match="weights overflowed"):
+        mk.ROMMAClassifier().partial_fit(X, y, classes=[-1, 1])
+    clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0)
+    with pytest.raises(ValueError, match="weights overflowed"):
+        clf.fit(X, y, checkpoint=tmp_path / "ck.skops")
+    assert not hasattr(clf, "coef_") or "_states" not in vars(clf)
