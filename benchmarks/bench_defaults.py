@@ -1,5 +1,9 @@
-"""The kernel estimators' pass rule: per-pass curves on noisy and on nearly separable
-data, and the stopping rules they imply, simulated without refitting.
+"""Defaults under test, in three parts (``--part``): the kernel estimators' pass rule
+(``passes``, the default), every estimator at its defaults on public data (``public``)
+and class weights on imbalanced problems (``imbalanced``).
+
+Part ``passes``: the kernel estimators' pass rule: per-pass curves on noisy and on
+nearly separable data, and the stopping rules they imply, simulated without refitting.
 
 For each data set and estimator, ONE fit of ``max_iter=P`` passes (``--passes``,
 default 15) with ``tol=None`` and a ``callback`` that records after every pass: the
@@ -83,19 +87,72 @@ Estimators: ``KernelALMAClassifier(alpha=0.9)``, ``KernelPerceptronClassifier()`
 on the sets of at most 8000 training rows, each estimator at marginkit's default rule
 (``max_iter=1000, tol=1e-3``) and prints its ``n_iter_`` beside the simulated one.
 
+Part ``public``: every marginkit estimator (``ALMAClassifier``,
+``PerceptronClassifier``, ``ROMMAClassifier``, ``MarginPerceptronClassifier``,
+``PUMMAClassifier`` and the kernel ALMA, Perceptron, ROMMA and PUMMA) constructed with
+no argument but ``random_state=0``, beside scikit-learn's ``SVC()``, ``LinearSVC()``,
+``Perceptron()``, ``SGDClassifier(average=True)`` and ``LogisticRegression()`` at their
+defaults (``random_state=0`` where they take one), on every classification set shipped
+inside a package, nothing downloaded: scikit-learn's iris, wine, breast cancer and
+digits; river's ``FileDataset`` classes that are not ``RemoteDataset`` (downloads) and
+have one binary or multi-class target (river 0.26: Bananas, ImageSegments, Phishing,
+Shuttle; Yeast is multi-label); and the shared data: ionosphere, house-votes (the
+votes as the file's strings y / n / ?), a9a (a9a and a9a.t), USPS, Letter and MNIST
+(train and test joined). A set of more than ``--max-rows`` rows (default 1000) is
+subsampled, stratified and seeded (``--seed``), in the file's order, so that the part
+takes about 25 minutes on two cores; the output says which.
+
+Each set is learnt in two row orders: shuffled (a seeded permutation) and sorted
+(stably by label, as many files come). ``--folds`` (5) ``StratifiedKFold(shuffle=True,
+random_state=0)`` of the shuffled order gives the folds; the sorted order trains on the
+same rows of each fold sorted stably by label, so that the orders differ only in the
+order the training rows are seen. Every model is a pipeline: ``StandardScaler`` of the
+numeric columns (``with_mean=False`` on sparse input) and
+``OneHotEncoder(handle_unknown="ignore")`` of the string ones (a
+``ColumnTransformer``), then the model. A fit that raises is a cell (the error's type
+and the first line of its message); the fit's warnings are caught
+(``warnings.catch_warnings``): the ConvergenceWarnings counted per model and set, the
+others counted in the JSON only.
+
+Printed: per set, the test error (1 - accuracy, mean over the folds) of every model in
+both orders, their difference, the gap of each marginkit estimator (its error minus
+its reference's, points, same order: LinearSVC for the linear estimators, SVC for the
+kernel ones), the mean fit seconds, the ConvergenceWarnings and errors; then, per
+marginkit estimator and order, the sets within 1 point of the reference (gap <= 1),
+the sets compared (neither raised), the mean and the worst gap, the sets where it
+raised and its ConvergenceWarnings; and per model the largest difference between its
+sorted and its shuffled error.
+
+Part ``imbalanced``: the binary problems of ``_public_data.IMBALANCED``: digits 0
+against the rest; Letter A against the rest; breast cancer with its malignant rows
+subsampled to 10% of the benign ones; a9a as it is (24% positive); river's Phishing
+with the phishing sites subsampled to 10% of the others; river's Shuttle (7%
+anomalies); each then subsampled (stratified) to ``--max-rows``, by default 3000 here
+(Letter's A keeps 118 rows). Balanced accuracy, the folds as above, the shuffled order
+only. Each marginkit estimator without and with ``class_weight="balanced"`` (n/a where
+``get_params()`` has no ``class_weight``), LinearSVC and SVC without and with. The gap
+is marginkit's balanced accuracy with class weights minus its reference's with class
+weights, in points (negative: marginkit worse); where the estimator takes no class
+weights, its gap without them is printed in brackets. About 5 minutes.
+
 Usage::
 
     python benchmarks/bench_defaults.py [--passes 15] [--only a9a,usps]
         [--estimators alma,perceptron,romma] [--mnist-rows 10000] [--quick]
         [--check-passes 1 2 15] [--verify] [--json out.json] [--data-dir DIR]
         [--blas-threads N]
-    python benchmarks/bench_defaults.py --from-json out.json   # the rules again, no fit
+    python benchmarks/bench_defaults.py --part public [--max-rows 1000] [--only iris,a9a]
+        [--estimators alma,kernel-alma] [--folds 5] [--seed 0] [--quick] [--progress]
+        [--json out.json] [--data-dir DIR]
+    python benchmarks/bench_defaults.py --part imbalanced [the same options]
+    python benchmarks/bench_defaults.py --from-json out.json   # any part's tables, no fit
 
 A benchmark reports; it does not fail (exit code 0).
 """
 
 import argparse
 import datetime
+import functools
 import json
 import os
 import platform
@@ -554,6 +611,594 @@ def summary(runs):
         )
 
 
+# -- the public part: every estimator at its defaults on public data ---------------------
+#: the models of the public and imbalanced parts: name -> (package, class, kind); a
+#: "linear" marginkit estimator is compared with LinearSVC, a "kernel" one with SVC
+MODELS = {
+    "alma": ("marginkit", "ALMAClassifier", "linear"),
+    "perceptron": ("marginkit", "PerceptronClassifier", "linear"),
+    "romma": ("marginkit", "ROMMAClassifier", "linear"),
+    "margin-perceptron": ("marginkit", "MarginPerceptronClassifier", "linear"),
+    "pumma": ("marginkit", "PUMMAClassifier", "linear"),
+    "kernel-alma": ("marginkit", "KernelALMAClassifier", "kernel"),
+    "kernel-perceptron": ("marginkit", "KernelPerceptronClassifier", "kernel"),
+    "kernel-romma": ("marginkit", "KernelROMMAClassifier", "kernel"),
+    "kernel-pumma": ("marginkit", "KernelPUMMAClassifier", "kernel"),
+    "svc": ("sklearn.svm", "SVC", "reference"),
+    "linear-svc": ("sklearn.svm", "LinearSVC", "reference"),
+    "sk-perceptron": ("sklearn.linear_model", "Perceptron", "reference"),
+    "sgd-avg": ("sklearn.linear_model", "SGDClassifier", "reference"),
+    "logreg": ("sklearn.linear_model", "LogisticRegression", "reference"),
+}
+#: the reference of each kind of marginkit estimator
+REFERENCE = {"linear": "linear-svc", "kernel": "svc"}
+#: parameters other than the defaults (and random_state=0)
+MODEL_PARAMS = {"sgd-avg": {"average": True}}
+#: the imbalanced part's models: the marginkit estimators and their two references
+IMBALANCED_MODELS = tuple(n for n, m in MODELS.items() if m[0] == "marginkit") + (
+    "linear-svc",
+    "svc",
+)
+ORDERS = ("shuffled", "sorted")
+WITHIN = 1.0  # points: a gap at most this is "within"
+#: --max-rows by default: the public part in about 25 minutes on two cores; the
+#: imbalanced part keeps more rows, for its minority classes (Letter's A: 4%)
+MAX_ROWS = {"public": 1000, "imbalanced": 3000}
+QUICK_PUBLIC = "iris,wine,breast-cancer,ionosphere,house-votes,phishing"
+
+
+def make_model(name, **params):
+    """The model ``name`` at its defaults (with random_state=0 where it takes one);
+    ``params`` only where the model takes them: (model, whether all were taken)."""
+    import importlib
+
+    package, cls, _ = MODELS[name]
+    est = getattr(importlib.import_module(package), cls)(**MODEL_PARAMS.get(name, {}))
+    accepted = est.get_params()
+    if "random_state" in accepted:
+        est.set_params(random_state=0)
+    taken = {k: v for k, v in params.items() if k in accepted}
+    est.set_params(**taken)
+    return est, len(taken) == len(params)
+
+
+def make_pipeline(ds, model):
+    """StandardScaler for the numeric columns (with_mean=False on sparse input),
+    OneHotEncoder(handle_unknown="ignore") for the string columns, then ``model``."""
+    import scipy.sparse as sp
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    sparse = sp.issparse(ds.X)
+    numeric = [j for j in range(ds.X.shape[1]) if j not in set(ds.categorical)]
+    parts = []
+    if numeric:
+        parts.append(("scale", StandardScaler(with_mean=not sparse), numeric))
+    if ds.categorical:
+        parts.append(("onehot", OneHotEncoder(handle_unknown="ignore"), ds.categorical))
+    return Pipeline([("prep", ColumnTransformer(parts)), ("model", model)])
+
+
+def build(ds, name, params):
+    """The pipeline of model ``name`` (with ``params``) for the set ``ds``."""
+    return make_pipeline(ds, make_model(name, **params)[0])
+
+
+def cv_folds(y, n_splits, seed):
+    """[(train rows in the shuffled order, train rows in the sorted order, test rows)]:
+    row numbers of the set (file order). The shuffled order is a seeded permutation;
+    StratifiedKFold(shuffle=True, random_state=0) splits it. The sorted order takes
+    the same rows of each fold, sorted stably by label (within a class, the file's
+    order), so both orders train on the same rows and test on the same rows."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    perm = np.random.default_rng(seed).permutation(y.size)
+    folds = []
+    split = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=0)
+    for train, test in split.split(np.zeros(y.size), y[perm]):
+        shuffled = perm[train]
+        by_row = np.sort(shuffled)
+        ordered = by_row[np.argsort(y[by_row], kind="stable")]
+        folds.append((shuffled, ordered, np.sort(perm[test])))
+    return folds
+
+
+def fit_score(factory, ds, train, test, metric):
+    """One fit: {score, fit_s, convergence (ConvergenceWarnings), warnings (others),
+    raised ('Type: first line' or None)}; the warnings are counted, not printed."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = ds.X, ds.y
+    out = {"score": None, "fit_s": None, "convergence": 0, "warnings": 0, "raised": None}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            model = factory()
+            t = time.perf_counter()
+            model.fit(X[train], y[train])
+            out["fit_s"] = time.perf_counter() - t
+            out["score"] = float(metric(y[test], model.predict(X[test])))
+        except Exception as exc:  # noqa: BLE001 - a fit that raises is a cell
+            first = (str(exc).strip().splitlines() or [""])[0]
+            out["raised"] = f"{type(exc).__name__}: {first[:160]}"
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            out["convergence"] += 1
+        else:
+            out["warnings"] += 1
+    return out
+
+
+def _summarise(fits):
+    """The folds of one model on one set and order: mean score over the folds that ran,
+    the fits' seconds, warnings and the first error raised."""
+    ran = [f for f in fits if f["raised"] is None]
+    raised = [f["raised"] for f in fits if f["raised"] is not None]
+    return {
+        "scores": [f["score"] for f in fits],
+        "mean": sum(f["score"] for f in ran) / len(ran) if ran else None,
+        "fit_s": [f["fit_s"] for f in fits],
+        "convergence": sum(f["convergence"] for f in fits),
+        "warnings": sum(f["warnings"] for f in fits),
+        "n_raised": len(raised),
+        "raised": raised[0] if raised else None,
+    }
+
+
+def warm_up(names):
+    """Fit each marginkit model once on tiny dense (binary, 3 classes) and sparse rows,
+    so that numba compiles before the timed fits; the seconds it took."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    t = time.perf_counter()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5))
+    y3 = np.arange(60) % 3
+    for name in names:
+        if MODELS[name][0] != "marginkit":
+            continue
+        for A, b in ((X, y3 % 2), (X, y3), (sp.csr_matrix(np.where(X > 0.5, 1.0, 0.0)), y3 % 2)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    make_model(name)[0].fit(A, b).predict(A[:5])
+                except Exception:  # noqa: BLE001 - the timed fit records it
+                    pass
+    return time.perf_counter() - t
+
+
+def _load_sets(names, args, loader):
+    """(name, DataSet) of each set that loads; a one-line message for the others."""
+    for name in names:
+        try:
+            yield name, loader(name)
+        except (OSError, ValueError) as exc:
+            print(f"\n### {name}: skipped, the data cannot be loaded ({str(exc)[:200]})")
+
+
+def _model_list(args, allowed):
+    """The models asked for (--estimators), with the references their gaps need."""
+    if not args.estimators:
+        return list(allowed)
+    wanted = [n.strip() for n in args.estimators.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in allowed]
+    if unknown:
+        raise SystemExit(f"--estimators: unknown {unknown}; choose from {list(allowed)}")
+    for n in list(wanted):
+        ref = REFERENCE.get(MODELS[n][2])
+        if ref and ref in allowed and ref not in wanted:
+            wanted.append(ref)
+    return [n for n in allowed if n in wanted]
+
+
+def _mean_s(cell):
+    """Mean seconds of the fits that ran."""
+    ran = [t for t in cell["fit_s"] if t is not None]
+    return sum(ran) / len(ran) if ran else float("nan")
+
+
+def _pts(x, signed=False):
+    if x is None:
+        return "n/a"
+    x = 0.0 if abs(x) < 0.005 else x  # no "-0.00"
+    return f"{x:+.2f}" if signed else f"{x:.2f}"
+
+
+def _err(cell):
+    """Test error % of a summarised cell (None where every fold raised)."""
+    return None if cell["mean"] is None else 100.0 * (1.0 - cell["mean"])
+
+
+def public_gap(record, name, order):
+    """marginkit's error minus its reference's, in points, on one set and order; None
+    where either raised on some fold or is absent."""
+    kind = MODELS[name][2]
+    res = record["results"]
+    ref = REFERENCE.get(kind)
+    if ref is None or ref not in res or name not in res:
+        return None
+    a, b = res[name][order], res[ref][order]
+    if a["n_raised"] or b["n_raised"]:
+        return None
+    return _err(a) - _err(b)
+
+
+def print_public_set(record):
+    print(f"\n### {record['name']}: {record['describe']}\n")
+    print(
+        "| model | shuffled err % | sorted err % | sorted - shuffled | gap shuffled | gap "
+        "sorted | fit s (shuffled, sorted) | ConvergenceWarnings | raised |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for name, cells in record["results"].items():
+        sh, so = cells["shuffled"], cells["sorted"]
+        e_sh, e_so = _err(sh), _err(so)
+        diff = None if e_sh is None or e_so is None else e_so - e_sh
+        times = [_mean_s(c) for c in (sh, so)]
+        raised = ", ".join(
+            f"{o} {c['n_raised']}/{len(c['scores'])}: {c['raised']}"
+            for o, c in (("shuffled", sh), ("sorted", so))
+            if c["n_raised"]
+        )
+        ref = REFERENCE.get(MODELS[name][2], "")
+        print(
+            f"| {name} | {_pts(e_sh)} | {_pts(e_so)} | {_pts(diff, True)} | "
+            f"{_pts(public_gap(record, name, 'shuffled'), True)} | "
+            f"{_pts(public_gap(record, name, 'sorted'), True)}{' (' + ref + ')' if ref else ''} | "
+            f"{times[0]:.2f}, {times[1]:.2f} | {sh['convergence']}, {so['convergence']} | "
+            f"{raised or '-'} |"
+        )
+
+
+def public_summary(records):
+    """Per marginkit estimator and order: sets within WITHIN points of its reference,
+    mean and worst gap, sets where it raised, ConvergenceWarnings; then the largest
+    difference between the sorted and the shuffled error of every model."""
+    names = []
+    for r in records:
+        names += [n for n in r["results"] if n not in names]
+    ours = [n for n in names if MODELS[n][0] == "marginkit"]
+    print(
+        f"\n## Summary: gap = marginkit's test error - its reference's (LinearSVC for the "
+        f"linear estimators, SVC for the kernel ones), points, same sets and folds; within: "
+        f"gap <= {WITHIN:g}; sets: those where neither raised; raised: sets where some fold "
+        "raised\n"
+    )
+    print(
+        "| estimator | reference | order | within 1 pt | sets | mean gap | worst gap (set) | "
+        "raised | ConvergenceWarnings |"
+    )
+    print("| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |")
+    for name in ours:
+        for order in ORDERS:
+            gaps = [
+                (public_gap(r, name, order), r["name"]) for r in records if name in r["results"]
+            ]
+            gaps = [(g, s) for g, s in gaps if g is not None]
+            raised = sum(
+                r["results"][name][order]["n_raised"] > 0 for r in records if name in r["results"]
+            )
+            conv = sum(
+                r["results"][name][order]["convergence"] for r in records if name in r["results"]
+            )
+            within = sum(g <= WITHIN for g, _ in gaps)
+            mean = sum(g for g, _ in gaps) / len(gaps) if gaps else None
+            worst = max(gaps) if gaps else None
+            worst_text = f"{worst[0]:+.2f} ({worst[1]})" if worst else "n/a"
+            print(
+                f"| {name} | {REFERENCE[MODELS[name][2]]} | {order} | {within} | {len(gaps)} | "
+                f"{_pts(mean, True)} | {worst_text} | {raised} | {conv} |"
+            )
+    print(
+        "\n## Row order: sorted - shuffled test error, points, over the sets where both ran "
+        "(largest in absolute value, and the mean)\n"
+    )
+    print("| model | largest sorted - shuffled (set) | mean sorted - shuffled | sets |")
+    print("| --- | --- | ---: | ---: |")
+    for name in names:
+        diffs = []
+        for r in records:
+            cells = r["results"].get(name)
+            if cells is None:
+                continue
+            a, b = _err(cells["sorted"]), _err(cells["shuffled"])
+            if a is not None and b is not None:
+                diffs.append((a - b, r["name"]))
+        if not diffs:
+            print(f"| {name} | n/a | n/a | 0 |")
+            continue
+        big = max(diffs, key=lambda d: abs(d[0]))
+        mean = sum(d for d, _ in diffs) / len(diffs)
+        print(f"| {name} | {big[0]:+.2f} ({big[1]}) | {mean:+.2f} | {len(diffs)} |")
+
+
+def _header(args, part):
+    import numpy as np
+    import sklearn
+
+    import marginkit
+
+    try:
+        import river
+
+        river_version = f", river {river.__version__}"
+    except ImportError:
+        river_version = ", river not installed"
+    print(machine_line(), flush=True)
+    print(
+        f"bench_defaults --part {part}: "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, marginkit "
+        f"{marginkit.__version__}, numpy {np.__version__}, scikit-learn {sklearn.__version__}"
+        f"{river_version}, Python {platform.python_version()}, load average "
+        f"{os.getloadavg()[0]:.2f}"
+    )
+    threads = os.environ.get("OPENBLAS_NUM_THREADS")
+    if threads:
+        print(f"OPENBLAS_NUM_THREADS={threads}")
+    return threads
+
+
+def run_public(args):
+    import _public_data as data
+    import numpy as np
+    from sklearn.metrics import accuracy_score
+
+    threads = _header(args, "public")
+    models = _model_list(args, MODELS)
+    names = data.names()
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",")]
+        unknown = [n for n in wanted if n not in names]
+        if unknown:
+            print(f"--only: unknown {unknown} (the sets: {', '.join(names)})")
+        names = [n for n in names if n in wanted]
+    print(
+        f"{args.folds}-fold StratifiedKFold (shuffle=True, random_state=0) of the shuffled "
+        f"order (seed {args.seed}); a set of more than {args.max_rows} rows is subsampled "
+        f"to {args.max_rows} (stratified, seed {args.seed}): --max-rows. Models: "
+        f"{', '.join(models)}. Data: {args.data_dir}"
+    )
+    results = {
+        "part": "public",
+        "machine": machine_line(),
+        "argv": args.argv,
+        "openblas_threads": threads,
+        "max_rows": args.max_rows,
+        "folds": args.folds,
+        "seed": args.seed,
+        "models": models,
+        "sets": [],
+    }
+    warm_s = warm_up(models)
+    print(f"(warm-up fits, numba compiling: {warm_s:.1f} s, not counted)", flush=True)
+    start = time.perf_counter()
+
+    def metric(y, p):
+        return accuracy_score(y, p)
+
+    for name, ds in _load_sets(
+        names, args, lambda n: data.load(n, args.data_dir, args.max_rows, args.seed)
+    ):
+        t_set = time.perf_counter()
+        folds = cv_folds(np.asarray(ds.y), args.folds, args.seed)
+        record = {
+            "name": name,
+            "describe": ds.describe(),
+            "rows": int(ds.X.shape[0]),
+            "features": int(ds.X.shape[1]),
+            "classes": ds.n_classes,
+            "n_file": int(ds.n_file),
+            "source": ds.source,
+            "results": {},
+        }
+        for model in models:
+            cells = {}
+            for k, order in enumerate(ORDERS):
+                fits = [
+                    fit_score(
+                        functools.partial(build, ds, model, {}),
+                        ds,
+                        fold[k],
+                        fold[2],
+                        metric,
+                    )
+                    for fold in folds
+                ]
+                cells[order] = _summarise(fits)
+            record["results"][model] = cells
+            if args.progress:
+                print(f"  {name} {model}: {time.perf_counter() - t_set:.1f} s", flush=True)
+        record["seconds"] = time.perf_counter() - t_set
+        print_public_set(record)
+        print(f"({name}: {record['seconds']:.1f} s)", flush=True)
+        results["sets"].append(record)
+    if results["sets"]:
+        public_summary(results["sets"])
+    results["wall_s"] = time.perf_counter() - start
+    print(f"\nwall time {results['wall_s']:.0f} s (warm-up {warm_s:.0f} s besides)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+# -- the imbalanced part -------------------------------------------------------------------
+def _bal(cell):
+    return None if cell is None or cell.get("mean") is None else 100.0 * cell["mean"]
+
+
+def imbalanced_gap(record, name, weights="balanced"):
+    """marginkit's balanced accuracy (``weights``: its class_weight, "balanced" or
+    "none") minus its reference's with class_weight="balanced", in points (negative:
+    marginkit is worse); None where not available."""
+    res = record["results"]
+    ref = REFERENCE.get(MODELS[name][2])
+    if ref not in res or name not in res:
+        return None
+    a, b = res[name].get(weights), res[ref].get("balanced")
+    if a is None or b is None or a["n_raised"] or b["n_raised"]:
+        return None
+    return _bal(a) - _bal(b)
+
+
+def print_imbalanced_problem(record):
+    print(f"\n### {record['name']}: {record['describe']}\n")
+    print(
+        '| model | bal. acc. % | bal. acc. % class_weight="balanced" | gap (balanced) | '
+        "gap (no weights) | fit s | ConvergenceWarnings | raised |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for name, cells in record["results"].items():
+        none, bal = cells["none"], cells.get("balanced")
+        ref = REFERENCE.get(MODELS[name][2])
+        gap_b = _pts(imbalanced_gap(record, name), True) if ref else ""
+        gap_n = _pts(imbalanced_gap(record, name, "none"), True) if ref else ""
+        times = ", ".join(f"{_mean_s(c):.2f}" for c in (none, bal) if c is not None)
+        raised = ", ".join(
+            f"{w} {c['n_raised']}/{len(c['scores'])}: {c['raised']}"
+            for w, c in (("none", none), ("balanced", bal))
+            if c is not None and c["n_raised"]
+        )
+        conv = ", ".join(str(c["convergence"]) for c in (none, bal) if c is not None)
+        print(
+            f"| {name} | {_pts(_bal(none))} | "
+            f"{_pts(_bal(bal)) if bal else 'n/a (no class_weight)'} | {gap_b} | {gap_n} | "
+            f"{times} | {conv} | {raised or '-'} |"
+        )
+
+
+def imbalanced_summary(records):
+    names = []
+    for r in records:
+        names += [n for n in r["results"] if n not in names and MODELS[n][0] == "marginkit"]
+    print(
+        '\n## Summary: balanced accuracy of marginkit with class_weight="balanced" - its '
+        'reference\'s with class_weight="balanced" (LinearSVC / SVC), points (negative: '
+        "marginkit worse); where the estimator takes no class_weight, n/a and, in "
+        "brackets, its gap without weights\n"
+    )
+    print("| estimator | " + " | ".join(r["name"] for r in records) + " | mean | worst |")
+    print("| --- |" + " ---: |" * (len(records) + 2))
+    for name in names:
+        cells, gaps, unweighted = [], [], []
+        for r in records:
+            g = imbalanced_gap(r, name)
+            if g is not None:
+                gaps.append(g)
+                cells.append(f"{g:+.2f}")
+            else:
+                u = imbalanced_gap(r, name, "none")
+                unweighted += [] if u is None else [u]
+                cells.append(f"n/a ({_pts(u, True)})")
+        mean = f"{sum(gaps) / len(gaps):+.2f}" if gaps else "n/a"
+        worst = f"{min(gaps):+.2f}" if gaps else "n/a"
+        if unweighted:  # the problems without class weights, in brackets
+            mean += f" ({sum(unweighted) / len(unweighted):+.2f})"
+            worst += f" ({min(unweighted):+.2f})"
+        print(f"| {name} | " + " | ".join(cells) + f" | {mean} | {worst} |")
+
+
+def run_imbalanced(args):
+    import _public_data as data
+    import numpy as np
+    from sklearn.metrics import balanced_accuracy_score
+
+    threads = _header(args, "imbalanced")
+    models = _model_list(args, IMBALANCED_MODELS)
+    problems = [p for p in data.IMBALANCED]
+    if args.only:
+        wanted = {n.strip() for n in args.only.split(",")}
+        problems = [p for p in problems if p[1] in wanted or p[0] in wanted]
+    print(
+        f"balanced accuracy, {args.folds}-fold StratifiedKFold (shuffle=True, random_state=0) "
+        f"of the shuffled order (seed {args.seed}); a problem of more than {args.max_rows} "
+        f"rows is subsampled to {args.max_rows} (stratified): --max-rows. Models: "
+        f'{", ".join(models)}, each without and with class_weight="balanced" (n/a where '
+        f"it takes none). Data: {args.data_dir}"
+    )
+    results = {
+        "part": "imbalanced",
+        "machine": machine_line(),
+        "argv": args.argv,
+        "openblas_threads": threads,
+        "max_rows": args.max_rows,
+        "folds": args.folds,
+        "seed": args.seed,
+        "models": models,
+        "problems": [],
+    }
+    warm_s = warm_up(models)
+    print(f"(warm-up fits, numba compiling: {warm_s:.1f} s, not counted)", flush=True)
+    start = time.perf_counter()
+
+    def loader(problem):
+        return data.load_imbalanced(problem, args.data_dir, args.max_rows, args.seed)
+
+    for name, ds in _load_sets([p[0] for p in problems], args, loader):
+        t_set = time.perf_counter()
+        folds = cv_folds(np.asarray(ds.y), args.folds, args.seed)
+        record = {
+            "name": name,
+            "describe": ds.describe(),
+            "rows": int(ds.X.shape[0]),
+            "features": int(ds.X.shape[1]),
+            "positive": float(np.mean(ds.y)),
+            "n_file": int(ds.n_file),
+            "source": ds.source,
+            "results": {},
+        }
+        for model in models:
+            cells = {}
+            for weights, params in (("none", {}), ("balanced", {"class_weight": "balanced"})):
+                if not make_model(model, **params)[1]:
+                    cells[weights] = None  # n/a: the estimator takes no class_weight
+                    continue
+                fits = [
+                    fit_score(
+                        functools.partial(build, ds, model, params),
+                        ds,
+                        fold[0],
+                        fold[2],
+                        balanced_accuracy_score,
+                    )
+                    for fold in folds
+                ]
+                cells[weights] = _summarise(fits)
+            record["results"][model] = cells
+        record["seconds"] = time.perf_counter() - t_set
+        print_imbalanced_problem(record)
+        print(f"({name}: {record['seconds']:.1f} s)", flush=True)
+        results["problems"].append(record)
+    if results["problems"]:
+        imbalanced_summary(results["problems"])
+    results["wall_s"] = time.perf_counter() - start
+    print(f"\nwall time {results['wall_s']:.0f} s (warm-up {warm_s:.0f} s besides)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def reprint(saved):
+    """The tables of an earlier run (--from-json) of the public or imbalanced part."""
+    print(saved.get("machine", ""))
+    print(f"(from {saved.get('argv')}; --max-rows {saved.get('max_rows')})")
+    if saved["part"] == "public":
+        for record in saved["sets"]:
+            print_public_set(record)
+        if saved["sets"]:
+            public_summary(saved["sets"])
+    else:
+        for record in saved["problems"]:
+            print_imbalanced_problem(record)
+        if saved["problems"]:
+            imbalanced_summary(saved["problems"])
+    if "wall_s" in saved:
+        print(f"\nwall time {saved['wall_s']:.0f} s")
+    return 0
+
+
 # -- main --------------------------------------------------------------------------------
 def verify(run, est_name, kernel_params, data):
     """Refit at marginkit's default rule; its n_iter_ beside the simulated one."""
@@ -575,11 +1220,37 @@ def verify(run, est_name, kernel_params, data):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--part",
+        choices=("passes", "public", "imbalanced"),
+        default="passes",
+        help="passes: the kernel pass rule; public: every estimator at its defaults on "
+        "public data; imbalanced: class_weight on imbalanced problems",
+    )
     parser.add_argument("--passes", type=int, default=15, help="P: passes of each fit")
     parser.add_argument(
-        "--only", help="comma-separated data sets: " + ", ".join(sorted({r[1] for r in RUNS}))
+        "--only",
+        help="comma-separated data sets; passes: "
+        + ", ".join(sorted({r[1] for r in RUNS}))
+        + "; public: the names printed by the part (iris, ..., mnist); imbalanced: the "
+        "source sets (digits, letter, breast-cancer, a9a, phishing, shuttle)",
     )
-    parser.add_argument("--estimators", default="alma,perceptron,romma")
+    parser.add_argument(
+        "--estimators",
+        help="comma-separated; passes: alma,perceptron,romma (the default); public and "
+        "imbalanced: " + ",".join(MODELS) + " (default: all; the references of the "
+        "marginkit ones are added)",
+    )
+    parser.add_argument(
+        "--max-rows",
+        type=int,
+        help="public, imbalanced: subsample a larger set to this many rows (stratified); "
+        f"default {MAX_ROWS['public']} (public), {MAX_ROWS['imbalanced']} (imbalanced)",
+    )
+    parser.add_argument("--folds", type=int, default=5, help="public, imbalanced: CV folds")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="public, imbalanced: subsample and row order"
+    )
     parser.add_argument("--mnist-rows", type=int, default=10000)
     parser.add_argument("--check-passes", type=int, nargs="*", default=[1, 2])
     parser.add_argument(
@@ -592,9 +1263,13 @@ def main(argv=None):
         "--verify", action="store_true", help="refit the small sets at the defaults"
     )
     parser.add_argument(
-        "--quick", action="store_true", help="P=5, small sets only, under a minute"
+        "--quick",
+        action="store_true",
+        help="passes: P=5, small sets only, under a minute; public: the small sets only",
     )
-    parser.add_argument("--progress", action="store_true", help="a line after every pass")
+    parser.add_argument(
+        "--progress", action="store_true", help="a line after every pass (public: every model)"
+    )
     parser.add_argument("--data-dir", default=os.environ.get("MARGINKIT_DATA", str(DEFAULT_DATA)))
     parser.add_argument("--json", help="write the curves and the rules here")
     parser.add_argument("--from-json", help="apply the rules to the curves of an earlier run")
@@ -602,12 +1277,18 @@ def main(argv=None):
         "--blas-threads", type=int, help="OPENBLAS_NUM_THREADS (default: OpenBLAS' own)"
     )
     args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
     if args.blas_threads:  # before numpy loads
         os.environ["OPENBLAS_NUM_THREADS"] = str(args.blas_threads)
     if args.passes < 1:
         parser.error("--passes: at least 1")
+    args.max_rows = args.max_rows or MAX_ROWS.get(args.part)
+    if args.folds < 2 or (args.max_rows or 2 * args.folds) < 2 * args.folds:
+        parser.error("--folds: at least 2; --max-rows: at least twice --folds")
     if args.from_json:
         saved = json.loads(Path(args.from_json).read_text())
+        if saved.get("part", "passes") != "passes":
+            return reprint(saved)
         print(saved.get("machine", ""))
         runs = saved["runs"]
         for run in runs:
@@ -615,6 +1296,13 @@ def main(argv=None):
             print_run(run, run["kind"])
         summary(runs)
         return 0
+    if args.part == "public":
+        if args.quick:
+            args.only = args.only or QUICK_PUBLIC
+        return run_public(args)
+    if args.part == "imbalanced":
+        return run_imbalanced(args)
+    args.estimators = args.estimators or "alma,perceptron,romma"
     if args.quick:
         args.passes = min(args.passes, 5)
         args.only = args.only or "usps,ionosphere,house-votes"
@@ -641,7 +1329,7 @@ def main(argv=None):
         parser.error(f"--estimators: unknown {sorted(unknown)}; choose from {sorted(ESTIMATORS)}")
     results = {
         "machine": machine_line(),
-        "argv": sys.argv[1:] if argv is None else list(argv),
+        "argv": args.argv,
         "openblas_threads": threads,
         "passes": args.passes,
         "runs": [],

@@ -318,7 +318,7 @@ def test_float32_computes_in_float32(ns, device):
     """float32 input: the products in float32, decisions within a few corrections of
     float64's, the decision values in float64 (as without dispatch)."""
     X, y, X_test = blobs(2, n=600, d=10, seed=3)
-    params = {"kernel": "poly", "degree": 4, "random_state": 0}
+    params = {"shuffle": False, "kernel": "poly", "degree": 4, "random_state": 0}
     clf64 = KernelALMAClassifier(**params).fit(put(X, ns, device), y)
     clf32 = KernelALMAClassifier(**params).fit(put(X, ns, device, np.float32), y)
     sv = clf32.support_vectors_
@@ -368,7 +368,7 @@ def test_answers_where_the_model_was_fitted(ns, device, tmp_path):
     device of its fit, and raises a ValueError naming the method on others; without
     dispatch it answers numpy, and a saved model loads on the host (float64)."""
     X, y, X_test = blobs(3)
-    params = {"kernel": "rbf", "gamma": 0.3, "random_state": 0}
+    params = {"shuffle": False, "kernel": "rbf", "gamma": 0.3, "random_state": 0}
     with sklearn.config_context(array_api_dispatch=False):
         host = KernelALMAClassifier(**params).fit(X, y)
         want = host.decision_function(X_test)
@@ -397,7 +397,7 @@ def test_answers_where_the_model_was_fitted(ns, device, tmp_path):
 @pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_checkpointed_fit_on_the_device(ns, device, tmp_path):
     X, y, _ = blobs(2)
-    params = {"kernel": "rbf", "gamma": 0.3, "max_iter": 2, "random_state": 0}
+    params = {"shuffle": False, "kernel": "rbf", "gamma": 0.3, "max_iter": 2, "random_state": 0}
     Xd = put(X, ns, device)
     plain = KernelALMAClassifier(**params).fit(Xd, y)
     ckpt = KernelALMAClassifier(**params).fit(
@@ -515,7 +515,9 @@ def test_scikit_learn_array_api_check_with_values(ns, device, cls):
     only namespaces, devices, shapes and dtypes)."""
     from sklearn.utils.estimator_checks import check_array_api_input_and_values
 
-    check_array_api_input_and_values(cls.__name__, cls(), array_namespace=ns, device_name=device)
+    check_array_api_input_and_values(
+        cls.__name__, cls(shuffle=False), array_namespace=ns, device_name=device
+    )
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)

@@ -67,7 +67,7 @@ def test_a_fit_today_makes_the_corrections_of_0_1(name):
     make, n_classes, sparse = GENERATE.CASES[name]
     seed = NAMES.index(name)
     X, y, X_test = GENERATE.data(n_classes, sparse, seed)
-    est = make()
+    est = make().set_params(shuffle=False)  # 0.1's default: the order given
     if "keep_corrections" in est.get_params():
         est.set_params(keep_corrections=True)
     est.fit(X, y)

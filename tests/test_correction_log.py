@@ -36,14 +36,24 @@ from marginkit import (
 from marginkit._core import linear as L
 
 LINEAR = {
-    "alma2": lambda **kw: ALMAClassifier(alpha=0.8, max_iter=3, **kw),
-    "alma6-bias": lambda **kw: ALMAClassifier(p=6, alpha=0.5, fit_intercept=True, **kw),
-    "perceptron": lambda **kw: PerceptronClassifier(max_iter=3, fit_intercept=True, **kw),
-    "romma": lambda **kw: ROMMAClassifier(max_iter=4, **kw),
-    "aggressive": lambda **kw: ROMMAClassifier(aggressive=True, max_iter=3, **kw),
-    "margin-perceptron": lambda **kw: MarginPerceptronClassifier(max_iter=15, **kw),
-    "pumma-soft": lambda **kw: PUMMAClassifier(lam=0.5, max_iter=5, **kw),
-    "pumma3": lambda **kw: PUMMAClassifier(p=3.0, delta=0.3, max_iter=4, **kw),
+    "alma2": lambda **kw: ALMAClassifier(alpha=0.8, max_iter=3, **{"shuffle": False, **kw}),
+    "alma6-bias": lambda **kw: ALMAClassifier(
+        shuffle=False, p=6, alpha=0.5, fit_intercept=True, **kw
+    ),
+    "perceptron": lambda **kw: PerceptronClassifier(
+        shuffle=False, max_iter=3, fit_intercept=True, **kw
+    ),
+    "romma": lambda **kw: ROMMAClassifier(max_iter=4, **{"shuffle": False, **kw}),
+    "aggressive": lambda **kw: ROMMAClassifier(
+        aggressive=True, max_iter=3, **{"shuffle": False, **kw}
+    ),
+    "margin-perceptron": lambda **kw: MarginPerceptronClassifier(
+        max_iter=15, **{"shuffle": False, **kw}
+    ),
+    "pumma-soft": lambda **kw: PUMMAClassifier(lam=0.5, max_iter=5, **{"shuffle": False, **kw}),
+    "pumma3": lambda **kw: PUMMAClassifier(
+        p=3.0, delta=0.3, max_iter=4, **{"shuffle": False, **kw}
+    ),
 }
 
 

@@ -65,25 +65,25 @@ def data():
 )
 def test_invalid_parameters(data, cls, param, value):
     with pytest.raises(InvalidParameterError, match=f"The '{param}' parameter of {cls.__name__}"):
-        cls(**{param: value}).fit(*data)
+        cls(shuffle=False, **{param: value}).fit(*data)
 
 
 @pytest.mark.parametrize("cls", ALL)
 def test_input_errors(data, cls):
     X, y = data
     with pytest.raises(NotFittedError):
-        cls().predict(X)
+        cls(shuffle=False).predict(X)
     bad = X.copy()
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN"):
-        cls().fit(bad, y)
+        cls(shuffle=False).fit(bad, y)
     with pytest.raises(ValueError, match="number of classes has to be greater than one"):
-        cls().fit(X, np.zeros(len(X)))
-    clf = _fit_quietly(cls(), X, y)
+        cls(shuffle=False).fit(X, np.zeros(len(X)))
+    clf = _fit_quietly(cls(shuffle=False), X, y)
     with pytest.raises(ValueError, match=f"X has 4 features, but {cls.__name__} is expecting 5"):
         clf.predict(X[:, :4])
     with pytest.raises(ValueError, match="classes must be passed on the first call"):
-        cls().partial_fit(X, y)
+        cls(shuffle=False).partial_fit(X, y)
     clf.set_params(output="voted")
     attribute = "dual_coef_" if hasattr(cls, "support_") else "coef_"
     with pytest.raises(AttributeError, match=f"{attribute} is not defined for output='voted'"):
@@ -117,7 +117,7 @@ def test_zero_rows_never_update():
     y = np.array([1, 1, -1, -1])
     for cls in [PerceptronClassifier, ROMMAClassifier]:
         # without an intercept: a zero row has nothing to update
-        clf = cls(max_iter=3, fit_intercept=False, output="last").fit(X, y)
+        clf = cls(shuffle=False, max_iter=3, fit_intercept=False, output="last").fit(X, y)
         assert clf.n_corrections_ <= 2
         assert np.all(np.isfinite(clf.coef_))
 

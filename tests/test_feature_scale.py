@@ -44,7 +44,7 @@ def test_alma_is_the_same_at_any_feature_scale(p, fit_intercept, sparse):
     X, y = noisy()
     wrap = sp.csr_matrix if sparse else np.asarray
     params = {"alpha": 0.5, "p": p, "fit_intercept": fit_intercept, "max_iter": 3}
-    params.update(tol=None, keep_corrections=True, output="last")
+    params.update(tol=None, keep_corrections=True, output="last", shuffle=False)
     base = ALMAClassifier(**params).fit(wrap(X), y)
     want = {out: base.set_params(output=out).decision_function(wrap(X)) for out in OUTPUTS}
     for c in SCALES:
@@ -65,8 +65,8 @@ def test_partial_fit_batches_of_other_scales():
     the same batches at scale 1 do."""
     X, y = noisy(n=400)
     params = {"alpha": 0.5, "p": 20.0, "fit_intercept": False, "output": "last"}
-    ref = ALMAClassifier(**params)
-    mixed = ALMAClassifier(**params)
+    ref = ALMAClassifier(**{"shuffle": False, **params})
+    mixed = ALMAClassifier(**{"shuffle": False, **params})
     classes = np.unique(y)
     for k, scale in enumerate([1e-300, 1e300, 1.0, 1e-150]):
         rows = slice(100 * k, 100 * (k + 1))
@@ -223,7 +223,7 @@ def test_support_vectors_and_dual_coefficients_in_the_units_of_the_data(cls, c):
     params = {"max_iter": 2}
     if cls is KernelPUMMAClassifier:
         params.update(lam=0.5 * c * c, tol=None)
-    clf = cls(kernel="linear", **params).fit(Xc, y)
+    clf = cls(kernel="linear", **{"shuffle": False, **params}).fit(Xc, y)
     assert clf._exponent != 0
     sv = clf.support_vectors_
     if cls is KernelPUMMAClassifier:  # the positive and the negative of each pair
@@ -241,11 +241,11 @@ def test_support_vectors_and_dual_coefficients_in_the_units_of_the_data(cls, c):
 def _lam_error(cls, **params):
     X, y = noisy(n=40, d=3)
     with pytest.raises(ValueError, match=r"lam=1.0 is too large for the scale of the features"):
-        cls(lam=1.0, **params).fit(X * 1e-150, y)
+        cls(lam=1.0, **{"shuffle": False, **params}).fit(X * 1e-150, y)
     with pytest.raises(ValueError, match=r"features: more than 1e308 times the largest"):
-        cls(lam=1.0, **params).fit(X * 1e-160, y)
+        cls(lam=1.0, **{"shuffle": False, **params}).fit(X * 1e-160, y)
     # scaled with the square of the features, it is the model at scale 1
-    cls(lam=1e-300, **params).fit(X * 1e-150, y)
+    cls(lam=1e-300, **{"shuffle": False, **params}).fit(X * 1e-150, y)
 
 
 def test_lam_too_large_for_the_scale():
@@ -267,7 +267,7 @@ def test_later_batches_of_another_scale_are_refused(cls):
     """partial_fit fixes the model's units at its first batch: a later batch whose
     squared norms there leave float64 is refused, before it changes the model."""
     X, y = noisy(n=60, d=4)
-    clf = cls(lam=0.0) if cls is PUMMAClassifier else cls()
+    clf = cls(shuffle=False, lam=0.0) if cls is PUMMAClassifier else cls(shuffle=False)
     clf.partial_fit(X[:30], y[:30], classes=np.unique(y))
     before = clf.n_corrections_
     for c, which in [(1e200, "large"), (1e-200, "small")]:
@@ -283,7 +283,7 @@ def test_later_batches_of_another_scale_are_refused(cls):
 def test_later_kernel_batches_far_smaller_are_refused(cls, kernel):
     X, y = noisy(n=60, d=4)
     params = {"lam": 0.0, "tol": None} if cls is KernelPUMMAClassifier else {}
-    clf = cls(kernel=kernel, **params)
+    clf = cls(kernel=kernel, **{"shuffle": False, **params})
     clf.partial_fit(X[:30], y[:30], classes=np.unique(y))
     before = clf.n_corrections_
     with pytest.raises(ValueError, match=rf"The features are too small for {cls.__name__}"):
@@ -296,6 +296,6 @@ def test_features_beyond_float64_norms(cls):
     X, y = noisy(n=20, d=4)
     big = np.full_like(X, 1.5e308) * np.sign(X)
     with pytest.raises(ValueError, match="the norm of an instance overflows float64"):
-        cls().fit(big, y)
+        cls(shuffle=False).fit(big, y)
     with pytest.raises(ValueError, match="a subnormal number"):
-        cls().fit(X * 1e-315, y)
+        cls(shuffle=False).fit(X * 1e-315, y)

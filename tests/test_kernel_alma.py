@@ -52,7 +52,13 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
         want = {o: ref_scores(X_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = KernelALMAClassifier(
-            kernel=kernel, alpha=alpha, max_iter=n_epochs, tol=None, block_size=block_size, **kw
+            shuffle=False,
+            kernel=kernel,
+            alpha=alpha,
+            max_iter=n_epochs,
+            tol=None,
+            block_size=block_size,
+            **kw,
         ).fit(X, y)
         assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
         for output in ["last", "avg", "voted"]:
@@ -102,7 +108,9 @@ def test_cache_changes_nothing(shuffle):
 
 def test_sparse_input_equals_dense():
     X, y = make_blobs_pm(n=200, d=30, n_classes=3, seed=3, sparse_density=0.2)
-    kw = dict(kernel="poly", degree=2, gamma=0.1, alpha=0.9, max_iter=2, block_size=40)
+    kw = dict(
+        shuffle=False, kernel="poly", degree=2, gamma=0.1, alpha=0.9, max_iter=2, block_size=40
+    )
     a = KernelALMAClassifier(**kw).fit(X, y)
     b = KernelALMAClassifier(**kw).fit(X.toarray(), y)
     np.testing.assert_array_equal(a.n_corrections_per_class_, b.n_corrections_per_class_)
@@ -138,7 +146,7 @@ def test_scale_folding_is_invisible(monkeypatch):
     from marginkit import alma
 
     X, y = make_blobs_pm(n=120, d=4, n_classes=3, seed=5)
-    kw = dict(kernel="rbf", gamma=0.5, alpha=0.6, max_iter=2, block_size=16)
+    kw = dict(shuffle=False, kernel="rbf", gamma=0.5, alpha=0.6, max_iter=2, block_size=16)
     plain = KernelALMAClassifier(**kw).fit(X, y)
     original = alma.KernelALMAClassifier._initialise
 
@@ -225,7 +233,7 @@ def test_every_whole_power(degree):
     with tie_free():
         runs, ref_scores = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
     clf = KernelALMAClassifier(
-        kernel="poly", alpha=0.9, block_size=8, max_iter=1, output="last", **kw
+        shuffle=False, kernel="poly", alpha=0.9, block_size=8, max_iter=1, output="last", **kw
     ).fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert rel_err(clf.decision_function(X), ref_scores(X, "last")) < 1e-9

@@ -65,6 +65,7 @@ def test_equals_the_reference(name, rule, n_classes):
     X, y = noisy(n=150 * n_classes // 2 + 75, n_classes=n_classes)
     budget = 20 if n_classes == 2 else 40  # steps of 1 and of 2 vectors
     est = cls(
+        shuffle=False,
         kernel="rbf",
         gamma=0.3,
         max_iter=2,
@@ -112,8 +113,8 @@ def test_a_budget_never_reached_gives_the_exact_model(name, sparse):
     X, y = noisy(n=400)
     X = sp.csr_matrix(X) if sparse else X
     kw = dict(kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=32, **params)
-    exact = cls(**kw).fit(X, y)
-    big = cls(budget=10**6, **kw).fit(X, y)
+    exact = cls(**{"shuffle": False, **kw}).fit(X, y)
+    big = cls(budget=10**6, **{"shuffle": False, **kw}).fit(X, y)
     np.testing.assert_array_equal(big.support_, exact.support_)
     for output in ["last", "avg"]:
         for est in (exact, big):
@@ -129,7 +130,7 @@ def test_never_more_vectors_than_the_budget(rule, sparse):
     still learns (well above chance on held-out rows)."""
     X, y = noisy(n=3000, n_classes=2, d=8, seed=3)
     X = sp.csr_matrix(X) if sparse else X
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.2, budget=60, budget_rule=rule)
+    est = KernelALMAClassifier(shuffle=False, kernel="rbf", gamma=0.2, budget=60, budget_rule=rule)
     for lo in range(0, 2500, 250):
         est.partial_fit(X[lo : lo + 250], y[lo : lo + 250], classes=[0, 1])
         assert est.support_vectors_.shape[0] <= 60
@@ -163,7 +164,7 @@ def test_the_inverse_carried_between_steps_is_the_stores(name, monkeypatch):
     cls, params, _ = ESTIMATORS[name]
     X, y = noisy(n=1500, n_classes=3, d=6, seed=4)
     kw = dict(kernel="rbf", gamma=0.3, max_iter=1, tol=None, budget=80, budget_rule="project")
-    est = cls(**kw, **params).fit(X, y)
+    est = cls(**kw, **{"shuffle": False, **params}).fit(X, y)
     assert len(checked) > 2 * budget.REFRESH_EVERY
     assert max(checked) == budget.REFRESH_EVERY  # updated, and factorised anew on time
     assert "_inverse" not in est._kstate.__getstate__()
@@ -188,7 +189,13 @@ def test_a_nearly_singular_store_gets_its_inverse_factorised_anew(monkeypatch):
 
     monkeypatch.setattr(budget, "project", checking)
     KernelPerceptronClassifier(
-        kernel="poly", degree=2, max_iter=2, tol=None, budget=150, budget_rule="project"
+        shuffle=False,
+        kernel="poly",
+        degree=2,
+        max_iter=2,
+        tol=None,
+        budget=150,
+        budget_rule="project",
     ).fit(X, y)
     assert len(errors) > 20
     assert max(errors) < 1e-5
@@ -208,7 +215,13 @@ def test_a_resumed_budgeted_fit_is_the_uninterrupted_one(tmp_path, rule):
 
     def make():
         return KernelALMAClassifier(
-            kernel="rbf", gamma=0.2, max_iter=2, tol=None, budget=120, budget_rule=rule
+            shuffle=False,
+            kernel="rbf",
+            gamma=0.2,
+            max_iter=2,
+            tol=None,
+            budget=120,
+            budget_rule=rule,
         )
 
     plain = make().fit(X, y, checkpoint=tmp_path / "p.skops", checkpoint_every=256)
@@ -222,7 +235,13 @@ def test_a_merge_with_no_partner_projects_instead():
     no merge keeps anything, and the step projects instead, as the reference does."""
     X, y = noisy(n=120, n_classes=2)
     est = KernelPerceptronClassifier(
-        kernel="rbf", gamma=1e4, max_iter=1, tol=None, budget=10, budget_rule="merge"
+        shuffle=False,
+        kernel="rbf",
+        gamma=1e4,
+        max_iter=1,
+        tol=None,
+        budget=10,
+        budget_rule="merge",
     ).fit(X, y)
     scores, (rows, *_) = budgeted_kernel_fit(
         X, y, "perceptron", 10, "merge", default_step(10), gamma=1e4, normalize=False
@@ -235,8 +254,8 @@ def test_a_merge_with_no_partner_projects_instead():
 def test_voted_is_not_offered_with_a_budget():
     X, y = noisy()
     with pytest.raises(ValueError, match="output='voted' is not offered with a budget"):
-        KernelALMAClassifier(budget=20, output="voted").fit(X, y)
-    est = KernelALMAClassifier(budget=20).fit(X, y)
+        KernelALMAClassifier(shuffle=False, budget=20, output="voted").fit(X, y)
+    est = KernelALMAClassifier(shuffle=False, budget=20).fit(X, y)
     est.set_params(output="voted")
     with pytest.raises(ValueError, match="output='voted' is not offered with a budget"):
         est.predict(X)
@@ -245,27 +264,29 @@ def test_voted_is_not_offered_with_a_budget():
 def test_merge_needs_the_gaussian_kernel():
     X, y = noisy()
     with pytest.raises(ValueError, match="budget_rule='merge' needs kernel='rbf'"):
-        KernelPerceptronClassifier(kernel="poly", budget=20, budget_rule="merge").fit(X, y)
+        KernelPerceptronClassifier(
+            shuffle=False, kernel="poly", budget=20, budget_rule="merge"
+        ).fit(X, y)
 
 
 @pytest.mark.parametrize("budget", [1, 0, -3, 2.5, "100"])
 def test_bad_budget(budget):
     X, y = noisy()
     with pytest.raises(ValueError, match="'budget' parameter of KernelALMAClassifier"):
-        KernelALMAClassifier(budget=budget).fit(X, y)
+        KernelALMAClassifier(shuffle=False, budget=budget).fit(X, y)
 
 
 def test_bad_budget_rule():
     X, y = noisy()
     with pytest.raises(ValueError, match="'budget_rule' parameter of KernelROMMAClassifier"):
-        KernelROMMAClassifier(budget=10, budget_rule="remove").fit(X, y)
+        KernelROMMAClassifier(shuffle=False, budget=10, budget_rule="remove").fit(X, y)
 
 
 def test_partial_fit_keeps_the_budget_of_the_fit():
     """The budget shapes the model: one set after fit takes effect at the next fit, and
     partial_fit will not go on with another."""
     X, y = noisy()
-    est = KernelALMAClassifier(budget=20).fit(X, y)
+    est = KernelALMAClassifier(shuffle=False, budget=20).fit(X, y)
     est.set_params(budget=50)
     with pytest.raises(ValueError, match=r"was fit with budget=20.*budget=50"):
         est.partial_fit(X, y)
@@ -275,7 +296,9 @@ def test_partial_fit_keeps_the_budget_of_the_fit():
 
 def test_a_rule_changed_between_calls_takes_effect():
     X, y = noisy(n=900)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, budget=20, budget_rule="project")
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, budget=20, budget_rule="project"
+    )
     est.fit(X[:300], y[:300])
     est.set_params(budget_rule="merge").partial_fit(X[300:600], y[300:600])
     assert est.support_vectors_.shape[0] <= 20
@@ -301,8 +324,8 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     cls, params, _ = ESTIMATORS[name]
     X, y = noisy(n=1200, n_classes=3, d=6, seed=5)
     kw = dict(kernel="rbf", gamma=0.3, max_iter=1, tol=None, block_size=32, **params)
-    exact = cls(**kw).fit(X, y)
-    est = cls(budget=60, budget_rule="project_new", **kw)
+    exact = cls(**{"shuffle": False, **kw}).fit(X, y)
+    est = cls(budget=60, budget_rule="project_new", **{"shuffle": False, **kw})
     target = 60 - default_step(60)
     carried = []
     for lo in range(0, 1200, 200):
@@ -328,7 +351,9 @@ def test_saved_and_loaded(tmp_path, fmt, rule):
     """A budgeted model saves, loads (its checks pass), predicts the same and trains on
     within its budget, bit for bit as the model that was not saved."""
     X, y = noisy(n=400)
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.3, budget=25, budget_rule=rule).fit(X, y)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, budget=25, budget_rule=rule
+    ).fit(X, y)
     path = tmp_path / f"model.{fmt}"
     marginkit.save(est, path)
     back = marginkit.load(path)
@@ -359,7 +384,9 @@ def test_interrupted_partial_fit_leaves_the_model_as_it_was():
     one still puts the model back as it was before the call."""
     X, y = noisy(n=600)
     kernel, calls = failing_rbf(0.3)
-    est = KernelALMAClassifier(kernel=kernel, budget=20, block_size=16).fit(X[:200], y[:200])
+    est = KernelALMAClassifier(shuffle=False, kernel=kernel, budget=20, block_size=16).fit(
+        X[:200], y[:200]
+    )
     before = est.decision_function(X)
     sv = est.support_vectors_.copy()
     m = est._kstate.m
@@ -380,7 +407,7 @@ def test_a_failed_partial_fit_leaves_nothing_to_the_next(rule):
     X, y = noisy(n=800, d=5, seed=0)
     kernel, calls = failing_rbf(1.0)
     kw = {"kernel": kernel, "budget": 60, "block_size": 16, "max_iter": 1, "tol": None}
-    est = KernelALMAClassifier(budget_rule=rule, **kw).fit(X[:40], y[:40])
+    est = KernelALMAClassifier(budget_rule=rule, **{"shuffle": False, **kw}).fit(X[:40], y[:40])
     assert not {"_inverse", "_kept_inverse"} & set(vars(est._kstate))
     twin = copy.deepcopy(est)
     calls["left"] = 30
@@ -405,10 +432,10 @@ def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
     kw = {"kernel": "rbf", "gamma": 0.5, "max_iter": 3, "tol": None, "budget": 70}
     kw.update(budget_rule=rule, block_size=16)
     monkeypatch.setattr(kernel, "OVERLAP", False)
-    alone = KernelALMAClassifier(**kw).fit(X, y)
+    alone = KernelALMAClassifier(**{"shuffle": False, **kw}).fit(X, y)
     monkeypatch.setattr(kernel, "OVERLAP", True)
     for _ in range(3):
-        ahead = KernelALMAClassifier(**kw).fit(X, y)
+        ahead = KernelALMAClassifier(**{"shuffle": False, **kw}).fit(X, y)
         np.testing.assert_array_equal(ahead.decision_function(X), alone.decision_function(X))
 
 
@@ -489,7 +516,7 @@ def test_command_line_streams_a_budgeted_model(tmp_path, capsys):
     assert main([*argv, "--chunk-size", "100", "--classes=0,1"]) == 0
     assert "trained kernel-alma on 600 examples" in capsys.readouterr().err
     X, y = read_svmlight(data)[:2]
-    est = KernelALMAClassifier(gamma=0.3, budget=30, max_iter=1)
+    est = KernelALMAClassifier(shuffle=False, gamma=0.3, budget=30, max_iter=1)
     for lo in range(0, 600, 100):
         est.partial_fit(X[lo : lo + 100], y[lo : lo + 100], classes=[0, 1])
     got = marginkit.load(model)
@@ -507,7 +534,9 @@ def test_the_rows_of_a_fit_are_taken_without_a_copy(scale):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100_000, 20)) * scale
     y = (X[:, 0] > 0).astype(int)
-    est = KernelALMAClassifier(kernel="rbf", gamma=1.0 / scale**2, max_iter=1, tol=None)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=1.0 / scale**2, max_iter=1, tol=None
+    )
     est.fit(X[:50], y[:50])
     assert (est._exponent != 0) == (scale != 1.0)  # the model's units, or the data's
     tracemalloc.start()

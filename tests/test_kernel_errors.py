@@ -72,7 +72,9 @@ def test_poly_rbf_overflow_raises_the_kernel_error(data, params):
     """(coef0 + 1) ^ degree past float64 gets the error of the other kernels, not a bare
     OverflowError."""
     with pytest.raises(ValueError, match="The kernel overflows"):
-        KernelALMAClassifier(kernel="poly_rbf", max_iter=1, **params).fit(*data)
+        KernelALMAClassifier(kernel="poly_rbf", max_iter=1, **{"shuffle": False, **params}).fit(
+            *data
+        )
 
 
 def test_indefinite_kernel_rejected(data):
@@ -113,7 +115,7 @@ def test_wrong_feature_count_at_predict(data):
 )
 def test_bad_parameters(data, name, value):
     with pytest.raises(InvalidParameterError, match=f"'{name}' parameter of KernelALMAClassifier"):
-        KernelALMAClassifier(**{name: value}).fit(*data)
+        KernelALMAClassifier(shuffle=False, **{name: value}).fit(*data)
 
 
 def test_nan_rejected(data):
@@ -144,7 +146,7 @@ class _FailingKernel:
     [
         KernelALMAClassifier,
         KernelPerceptronClassifier,
-        lambda **kw: KernelROMMAClassifier(aggressive=True, **kw),
+        lambda **kw: KernelROMMAClassifier(aggressive=True, **{"shuffle": False, **kw}),
         KernelPUMMAClassifier,
     ],
     ids=["alma", "perceptron", "romma", "pumma"],
@@ -156,7 +158,7 @@ def test_a_later_partial_fit_that_fails_part_way_leaves_the_model(cls, tmp_path)
     X, y = make_blobs_pm(n=240, d=4, n_classes=3, seed=7)
     y = np.where(np.random.default_rng(0).uniform(size=y.size) < 0.2, (y + 1) % 3, y)
     kernel = _FailingKernel()
-    clf = cls(kernel=kernel, block_size=10, output="last")
+    clf = cls(shuffle=False, kernel=kernel, block_size=10, output="last")
     clf.partial_fit(X[:80], y[:80], classes=[0, 1, 2])
     before = clf.decision_function(X), clf.support_.copy(), clf.n_corrections_, clf.n_trials_
     kernel.fail_at = 12  # some blocks in
@@ -167,7 +169,7 @@ def test_a_later_partial_fit_that_fails_part_way_leaves_the_model(cls, tmp_path)
     np.testing.assert_array_equal(clf.support_, before[1])
     assert (clf.n_corrections_, clf.n_trials_) == before[2:]
     clf.partial_fit(X[80:], y[80:])
-    plain = cls(kernel=_FailingKernel(), block_size=10, output="last")
+    plain = cls(shuffle=False, kernel=_FailingKernel(), block_size=10, output="last")
     plain.partial_fit(X[:80], y[:80], classes=[0, 1, 2]).partial_fit(X[80:], y[80:])
     np.testing.assert_array_equal(clf.decision_function(X), plain.decision_function(X))
     np.testing.assert_array_equal(clf.support_, plain.support_)

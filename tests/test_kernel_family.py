@@ -85,6 +85,7 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
         want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
         clf = cls(
+            shuffle=False,
             kernel=kernel,
             max_iter=3,
             tol=None,
@@ -164,7 +165,7 @@ def test_scale_folds_keep_kernel_romma_exact():
     plain = KernelROMMAClassifier(
         shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, block_size=9, output="last"
     ).fit(X, y)
-    folded = Folding(kernel="rbf", gamma=0.3, max_iter=2, block_size=9).fit(X, y)
+    folded = Folding(shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, block_size=9).fit(X, y)
     assert plain.n_corrections_ == folded.n_corrections_
     for output in ["last", "avg", "voted"]:
         plain.set_params(output=output)
@@ -220,7 +221,9 @@ def test_gaussian_diagonal_is_exact_at_any_gamma(cls, params, kernel):
     support vector, and the training rows with no other close to them are learned."""
     X = np.random.RandomState(0).randn(30, 4)
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    clf = cls(kernel=kernel, gamma=1e18, degree=2, max_iter=2, **params).fit(X, y)
+    clf = cls(kernel=kernel, gamma=1e18, degree=2, max_iter=2, **{"shuffle": False, **params}).fit(
+        X, y
+    )
     assert np.all(np.isfinite(clf.dual_coef_))
     assert clf.n_corrections_ >= X.shape[0] // 2
 

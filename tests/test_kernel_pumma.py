@@ -61,6 +61,7 @@ def test_matches_reference(kernel, kw, n_classes, lam, normalize):
     for block_size in [1, 7, 256]:
         clf = quiet_fit(
             KernelPUMMAClassifier(
+                shuffle=False,
                 kernel=kernel,
                 delta=0.2,
                 lam=lam,
@@ -134,7 +135,14 @@ def test_cache_and_folds_change_nothing():
             super()._initialise(data)
             self._fold_below = 0.97
 
-    kw = {"kernel": "rbf", "gamma": 0.5, "lam": 0.3, "max_iter": 6, "block_size": 11}
+    kw = {
+        "shuffle": False,
+        "kernel": "rbf",
+        "gamma": 0.5,
+        "lam": 0.3,
+        "max_iter": 6,
+        "block_size": 11,
+    }
     K = kernel_matrix("rbf", X, X, gamma=0.5)
     with tie_free():
         runs = ovr_until_quiet(

@@ -16,10 +16,14 @@ import marginkit
 from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelROMMAClassifier
 
 ESTIMATORS = {
-    "alma": lambda **kw: KernelALMAClassifier(alpha=0.9, **kw),
-    "perceptron": lambda **kw: KernelPerceptronClassifier(**kw),
-    "romma": lambda **kw: KernelROMMAClassifier(**kw),  # forgets its hypothesis: resets
-    "aggressive": lambda **kw: KernelROMMAClassifier(aggressive=True, delta=0.5, **kw),
+    "alma": lambda **kw: KernelALMAClassifier(alpha=0.9, **{"shuffle": False, **kw}),
+    "perceptron": lambda **kw: KernelPerceptronClassifier(**{"shuffle": False, **kw}),
+    "romma": lambda **kw: KernelROMMAClassifier(
+        shuffle=False, **kw
+    ),  # forgets its hypothesis: resets
+    "aggressive": lambda **kw: KernelROMMAClassifier(
+        shuffle=False, aggressive=True, delta=0.5, **kw
+    ),
 }
 GAMMA = 0.3
 

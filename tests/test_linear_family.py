@@ -72,7 +72,14 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
         if ref_params.get("delta", 0) > 0:  # the passes end at the first without update
             runs = passes_until_quiet(lambda e: runs_of(e)[0], 3)[1]
         linear_scores(runs, X, "voted", R=R)
-    clf = cls(max_iter=3, tol=None, fit_intercept=fit_intercept, keep_corrections=True, **params)
+    clf = cls(
+        shuffle=False,
+        max_iter=3,
+        tol=None,
+        fit_intercept=fit_intercept,
+        keep_corrections=True,
+        **params,
+    )
     clf.fit(X, y)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     assert clf.n_trials_ == sum(runs[0][1])
@@ -93,8 +100,8 @@ def test_partial_fit_equals_fit(name):
     cls, params, _, _ = ESTIMATORS[name]
     X, y = make_blobs_pm(n=150, d=5, n_classes=3, seed=4)
     params = {**params, "max_iter": 1, "fit_intercept": False}
-    whole = cls(keep_corrections=True, **params).fit(X, y)
-    parts = cls(keep_corrections=True, **params)
+    whole = cls(keep_corrections=True, **{"shuffle": False, **params}).fit(X, y)
+    parts = cls(keep_corrections=True, **{"shuffle": False, **params})
     for lo in range(0, 150, 40):
         parts.partial_fit(X[lo : lo + 40], y[lo : lo + 40], classes=np.unique(y))
     for output in ["last", "avg", "voted"]:
@@ -118,7 +125,9 @@ def test_scale_folds_keep_romma_exact():
     with tie_free():
         runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=2)
         linear_scores(runs, X, "voted")
-    clf = Folding(aggressive=True, max_iter=2, keep_corrections=True, fit_intercept=False)
+    clf = Folding(
+        shuffle=False, aggressive=True, max_iter=2, keep_corrections=True, fit_intercept=False
+    )
     clf.fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
     for output in ["last", "avg", "voted"]:

@@ -43,7 +43,7 @@ ALL, all_ids = ESTIMATORS + QUIET, ids + quiet_ids
 def make(cls, **params):
     if cls.__name__.startswith("Kernel"):
         params = {"kernel": "rbf", "gamma": 0.05, "block_size": 16, **params}
-    return cls(**params)
+    return cls(**{"shuffle": False, **params})
 
 
 def fit_recording(est, X, y):
@@ -260,7 +260,7 @@ def test_the_most_passes_cost_no_memory_until_made():
 def make_quiet(cls, **params):
     if cls is KernelPUMMAClassifier:
         params = {"kernel": "linear", "block_size": 16, **params}
-    return cls(**params)
+    return cls(**{"shuffle": False, **params})
 
 
 def overlapping():

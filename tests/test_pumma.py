@@ -138,13 +138,13 @@ def test_fit_callback_sees_every_epoch(kernel):
     def record(est, epoch):
         seen.append((epoch, est.n_epochs_, est.n_updates_, est.decision_function(X)))
 
-    clf = cls(**params).fit(X, y, callback=record)
+    clf = cls(**{"shuffle": False, **params}).fit(X, y, callback=record)
     assert clf.n_epochs_ > 2
     assert [s[:2] for s in seen] == [(e, e + 1) for e in range(clf.n_epochs_)]
     for epoch in (0, 1):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            short = cls(max_iter=epoch + 1, **params).fit(X, y)
+            short = cls(max_iter=epoch + 1, **{"shuffle": False, **params}).fit(X, y)
         assert short.n_updates_ == seen[epoch][2]
         np.testing.assert_allclose(short.decision_function(X), seen[epoch][3], rtol=1e-12)
     assert seen[-1][2] == clf.n_updates_
@@ -161,13 +161,13 @@ def test_tol_ends_the_epochs_as_max_iter_would(kernel):
     params = {"lam": 1.0, "output": "avg"}
     if kernel:
         params["kernel"] = "linear"
-    early = cls(tol=1e-3, **params).fit(X, y)
-    full = cls(tol=None, **params).fit(X, y)
+    early = cls(tol=1e-3, **{"shuffle": False, **params}).fit(X, y)
+    full = cls(tol=None, **{"shuffle": False, **params}).fit(X, y)
     assert 1 < early.n_epochs_ < full.n_epochs_
     assert not early.converged_ and full.converged_
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        same = cls(tol=None, max_iter=early.n_epochs_, **params).fit(X, y)
+        same = cls(tol=None, max_iter=early.n_epochs_, **{"shuffle": False, **params}).fit(X, y)
     np.testing.assert_array_equal(same.decision_function(X), early.decision_function(X))
     assert same.n_updates_ == early.n_updates_
     assert early.n_iter_ == early.n_epochs_

@@ -164,7 +164,7 @@ CASES = {
 def make_case(name):
     params, cls, n_classes, cache_size = CASES[name]
     params = dict(params, max_iter=3, tol=None, block_size=48, cache_size=cache_size)
-    return cls(**params), n_classes
+    return cls(**{"shuffle": False, **params}), n_classes
 
 
 @pytest.mark.exactness

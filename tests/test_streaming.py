@@ -114,7 +114,7 @@ def test_stream_gives_the_model_of_fit(svm_file, Est, params, chunk_size):
     X, y = read_data(svm_file)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        whole = Est(**params).fit(X, y)
+        whole = Est(**{"shuffle": False, **params}).fit(X, y)
         streamed = fit_file(Est(**params), svm_file, chunk_size=chunk_size)
     _assert_same_model(streamed, whole, X)
 
@@ -123,7 +123,9 @@ def test_stream_gives_the_model_of_fit(svm_file, Est, params, chunk_size):
 def test_one_example_per_chunk(svm_file, case):
     Est, params = CASES[case]
     X, y = read_data(svm_file)
-    _assert_same_model(fit_file(Est(**params), svm_file, 1), Est(**params).fit(X, y), X)
+    _assert_same_model(
+        fit_file(Est(**params), svm_file, 1), Est(**{"shuffle": False, **params}).fit(X, y), X
+    )
 
 
 def test_first_pass_finds_what_the_whole_file_holds(svm_file):
@@ -284,10 +286,9 @@ def test_estimators_that_cannot_stream_say_why_and_keep_their_model(svm_file):
         shuffle=False, alpha=1.0, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     coef = est.coef_.copy()
-    est.set_params(shuffle=True)
-    with pytest.raises(ValueError, match="shuffle=True needs all the data in memory"):
-        fit_file(est, svm_file, 10)
-    np.testing.assert_array_equal(est.coef_, coef)
+    # shuffle=True (the default) does not stop a stream: it is learned in its order
+    streamed = fit_file(est.set_params(shuffle=True), svm_file, 10)
+    np.testing.assert_array_equal(streamed.coef_, coef)
     for pumma in (
         PUMMAClassifier(shuffle=False, lam=0.5, output="last"),
         KernelPUMMAClassifier(shuffle=False, lam=0.5, output="last"),
@@ -383,8 +384,9 @@ def test_one_class_is_refused(tmp_path):
 
 
 def test_train_task_streams_to_the_same_model(svm_file, tmp_path):
-    a = train(svm_file, "alma", tmp_path / "a.skops", params={"alpha": 0.8}, chunk_size=25)
-    b = train(svm_file, "alma", tmp_path / "b.skops", params={"alpha": 0.8})
+    params = {"alpha": 0.8, "shuffle": False}  # in memory, the rows in the file's order
+    a = train(svm_file, "alma", tmp_path / "a.skops", params=params, chunk_size=25)
+    b = train(svm_file, "alma", tmp_path / "b.skops", params=params)
     assert (a["n_samples"], a["n_features"], a["classes"]) == (240, 7, [-1, 1, 2])
     assert a["n_corrections"] == b["n_corrections"]
     np.testing.assert_array_equal(
@@ -411,8 +413,10 @@ def test_cli_chunk_size(svm_file, tmp_path, capsys):
     assert "--chunk-size: must be >= 1" in capsys.readouterr().err
     assert main([*argv, "--chunk-size", "5", "--checkpoint", str(tmp_path / "k")]) == 2
     assert "cannot be combined with chunk_size" in capsys.readouterr().err
-    assert main([*argv, "--chunk-size", "5", "--param", "shuffle=True"]) == 2
-    assert "shuffle=True needs all the data in memory" in capsys.readouterr().err
+    # shuffle=True (the default) streams the file in its order
+    assert main([*argv, *paper, "--param", "gamma=0.5", "--chunk-size", "5"]) == 0
+    capsys.readouterr()
+    np.testing.assert_allclose(load(model).decision_function(X), whole.decision_function(X))
 
 
 # -- no first pass when the labels, the width and the index base are given ---------------
@@ -700,7 +704,7 @@ def test_a_csv_header_is_found_when_streamed_as_when_read_whole(tmp_path):
     rows = "".join(",".join(f"{v:.5f}" for v in x) + f",{t}\n" for x, t in zip(X, y, strict=True))
     path = tmp_path / "h.csv"
     path.write_text("f1,f2,f3,label\n" + rows)
-    whole = train(path, "alma", tmp_path / "whole.skops")
+    whole = train(path, "alma", tmp_path / "whole.skops", params={"shuffle": False})
     streamed = train(path, "alma", tmp_path / "streamed.skops", chunk_size=7)
     assert whole["n_samples"] == streamed["n_samples"] == 40
     a = marginkit.load(tmp_path / "whole.skops")

@@ -384,8 +384,9 @@ def _add_model_commands(commands):
         type=_count,
         default=None,
         metavar="N",
-        help="stream the file N examples at a time, never holding it whole; the model is "
-        "that of training in memory with shuffle=False (default: read it whole). Each "
+        help="stream the file N examples at a time, never holding it whole, in the order "
+        "of its rows: the model is that of training in memory with shuffle=False (default: "
+        "read it whole, each pass in a new random order; a file sorted by class warns). Each "
         "pass over the data reads the file again (up to max_iter passes; --max-iter 1 "
         "for one), after a first pass that finds the width and labels unless "
         "--classes and --n-features tell them",

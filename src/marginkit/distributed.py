@@ -1333,7 +1333,8 @@ class ShardedKernelClassifier(_Wrapper):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(600, 4))
     >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
-    >>> est = KernelALMAClassifier(kernel="rbf", gamma=0.5, max_iter=2, block_size=64)
+    >>> est = KernelALMAClassifier(kernel="rbf", gamma=0.5, max_iter=2, block_size=64,
+    ...                            random_state=0)
     >>> with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
     ...                   dashboard_address=":0") as cluster, Client(cluster):
     ...     clf = ShardedKernelClassifier(est).fit(X, y)

@@ -131,7 +131,8 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     >>> from marginkit import ROMMAClassifier
     >>> X = np.array([[2.0, 1.0], [1.0, 3.0], [-1.0, -2.0], [-3.0, -1.0]])
     >>> y = np.array([1, 1, -1, -1])
-    >>> clf = ROMMAClassifier(aggressive=True, max_iter=5, output="last").fit(X, y)
+    >>> clf = ROMMAClassifier(aggressive=True, max_iter=5, output="last", shuffle=False)
+    >>> clf = clf.fit(X, y)
     >>> bool(np.all(y * clf.decision_function(X) >= 1 - 1e-12))
     True
     """

@@ -27,7 +27,7 @@ Examples
 >>> path = os.path.join(tempfile.mkdtemp(), "train.svm")
 >>> dump_svmlight_file(X, y, path)
 >>> streamed = fit_file(ALMAClassifier(alpha=0.9), path, chunk_size=64)
->>> whole = ALMAClassifier(alpha=0.9).fit(X, y)
+>>> whole = ALMAClassifier(alpha=0.9, shuffle=False).fit(X, y)  # in the order of the file
 >>> bool(np.allclose(streamed.coef_, whole.coef_)), streamed.n_corrections_ == whole.n_corrections_
 (True, True)
 """

@@ -210,8 +210,10 @@ def train(
     ``checkpoint_every`` trials) and resumes from it when it exists.
 
     With ``chunk_size``, the file is read ``chunk_size`` examples at a time and never
-    held whole (:mod:`marginkit.streaming`): the model is that of a fit in memory with
-    ``shuffle=False``; ``classes`` and ``zero_based`` (see
+    held whole (:mod:`marginkit.streaming`), in the order of its rows: the model is that
+    of a fit in memory with ``shuffle=False`` (one in memory shuffles every pass, by
+    default; a file that comes in long runs of one label warns); ``classes`` and
+    ``zero_based`` (see
     :class:`marginkit.streaming.FileStream`) spare it the first pass over the file.
 
     ``zero_based`` (svmlight: whether the first feature's index is 0; "auto": as

@@ -88,9 +88,12 @@ New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
 #: ``K_hat(x_i, x_j)``, the diagonal ``K(x, x)`` of the rule's instances), the
 #: one-vs-rest targets ``Y`` (b x C, +1 / -1), ``inv`` (b,), ``1 / sqrt(K(x, x))``
 #: (or the 0 / 1 of a rule that does not normalise): 0 marks a row that never updates,
-#: and ``room``, the support vectors the store takes before it is full (a budget,
-#: :mod:`marginkit._core.budget`; more than b without one).
-Block = namedtuple("Block", ["G", "Y", "inv", "room"])
+#: ``room``, what the store takes before it is full (a budget,
+#: :mod:`marginkit._core.budget`; more than b without one), and ``adds`` (b,), what a
+#: correction of each row takes of it: 1, or 0 for a row whose example the store holds
+#: already, while only the rows held count against the budget
+#: (:meth:`KernelState.filling`).
+Block = namedtuple("Block", ["G", "Y", "inv", "room", "adds"])
 
 
 @njit(cache=True, nogil=True)
@@ -117,9 +120,9 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     start : int
         The first row of the block to walk.
     block : Block
-        The block's in-block Gram, targets, inverse norms and the room left in the
-        store (:data:`Block`): the walk stops after the row that fills it, for the
-        caller to keep the budget.
+        The block's in-block Gram, targets, inverse norms, the room left in the
+        store and what each row's correction takes of it (:data:`Block`): the walk
+        stops after the row that fills it, for the caller to keep the budget.
     P : Problems
         Every problem's scale, squared norm ``||w||^2``, correction counter, averaging
         total and hypothesis lifetimes (:data:`Problems`), updated in place.
@@ -149,6 +152,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     b, n_classes = F.shape
     last = P.hcount.shape[0] - 1  # a budgeted store keeps no lifetimes (one row)
     room = block.room
+    adds = block.adds
     for i in range(start, b):
         for c in range(n_classes):
             sums.f_seen[i, c] = F[i, c]
@@ -216,8 +220,8 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
             P.hcount[min(k[c] - 1, last), c] += 1
             T[c] += s[c]
         if made:
-            room -= 1
-        if fold or room == 0:
+            room -= adds[i]
+        if fold or room <= 0:
             return i + 1
     return b
 
@@ -790,7 +794,8 @@ def check_problems(state, where, m, C, floats):
         if not np.array_equal(k - 1, state.mask.sum(axis=0)):
             check.fail(w + "k", f"must count the vectors of each problem, plus one: got {k[:8]}")
     else:
-        check.integer(budget, w + "budget", max(m, 2))
+        # the vectors that count against it (KernelState.filling): at most the budget
+        check.integer(budget, w + "budget", max(state.filling(), 2))
         if np.any(k < 1):
             check.fail(w + "k", f"must be at least 1: got {k[:8]}")
     trials = check.integer(state.n_trials, w + "n_trials", 0, 2**62)
@@ -1011,6 +1016,11 @@ class Stored:
 class KernelState(Stored):
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
+    #: Whether a budgeted store has been full (a maintenance step made,
+    #: :func:`marginkit._core.budget.maintain`); see :meth:`filling`. A state saved
+    #: before it was kept counted its entries from the start: it goes on as it did.
+    filled = True
+
     def __init__(
         self,
         n_features,
@@ -1024,6 +1034,7 @@ class KernelState(Stored):
     ):
         super().__init__(n_problems, kernel, normalize)
         self.budget = None if budget is None else int(budget)
+        self.filled = False
         if self.budgeted:
             self.hcount = np.zeros((1, n_problems), dtype=np.int64)
         self.store = RowStore(n_features, sparse, backend=backend, keyed=True)
@@ -1039,6 +1050,21 @@ class KernelState(Stored):
     _per_vector = ("index", "label", "A", "T_ins", "acc", "mask", "reset", "V")
     _scaled = ("A", "V")
 
+    def filling(self):
+        """What counts against the budget: until the store has first been full, the
+        rows it holds (the distinct examples corrected: a later pass's correction of
+        one is an entry on its row, as without a budget), so that a budget above the
+        rows a run stores never acts and leaves it the exact run, bit for bit and at
+        its cost; from the first maintenance step on, the entries (rows, and later
+        corrections of them), as the slow reference (tests/reference.py) counts them,
+        so that a store that fills goes on as it always did."""
+        return self.m if self.filled else self.store.n_rows
+
+    def full(self, size):
+        """Whether the store is full at budget ``size`` (:meth:`filling`): a
+        maintenance step is due."""
+        return self.filling() >= size
+
     def _check_loaded(self, where, n_features, n_problems, forgets):
         """The support vectors and every array per support vector (``m`` rows) and per
         problem (``n_problems``), as the compiled walk and the outputs index them: the
@@ -1047,7 +1073,9 @@ class KernelState(Stored):
         w = f"{where}."
         names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
         names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
-        check.attributes(self, where, names, ("budget",))  # a file of 0.1 has no budget
+        # a file of 0.1 has no budget, one saved before ``filled`` counted its entries
+        check.attributes(self, where, names, ("budget", "filled"))
+        check.flag(self.filled, w + "filled")
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         check.flag(self.normalize, w + "normalize")
         C = check.equal(self.n_problems, w + "n_problems", n_problems)
@@ -1567,7 +1595,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
             made = done.rows  # where the next block's kernel rows against this one find them
             if progress is not None:
                 progress(stop)
-            if budget is not None and state.m >= budget.size:
+            if budget is not None and state.full(budget.size):
                 # the step changes the store: the next block's products first
                 _settled(ahead)
                 maintain(state, budget, bk)
@@ -1675,7 +1703,7 @@ class _Corrections:
         Y_b = self.Y[rows]
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), np.zeros((0, C)))
         P, old = state.problems(), state.old(m0)
-        room = b + 1 if self.budget is None else self.budget.size - m0
+        room, adds = self.room(rows)
         pos = 0
 
         def own(c):
@@ -1685,10 +1713,10 @@ class _Corrections:
             return ([] if state.V is None else [new.v[:pos, c]]), []
 
         while pos < b and room > 0:
-            walk_block = Block(Gb, Y_b, inv_b, room)
+            walk_block = Block(Gb, Y_b, inv_b, room, adds)
             start = pos
             pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
-            room -= int(new.mask[start:pos].any(axis=1).sum())
+            room -= int(adds[start:pos][new.mask[start:pos].any(axis=1)].sum())
             fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
         sv_rows = np.flatnonzero(new.mask[:pos].any(axis=1))
 
@@ -1697,6 +1725,22 @@ class _Corrections:
             state.store_vectors(self.backend, Xb, inv_b, sq_bd, rows, sv_rows, Y_b, new)
 
         return Made(sums, new.reset, sv_rows, own, store, pos)
+
+    def room(self, rows):
+        """``(room, adds)`` of the walk (:data:`Block`) of the block's ``rows``: without a
+        budget, more room than rows; with one, the room left in the store, and whether a
+        correction of each row takes some of it (:meth:`KernelState.filling`)."""
+        state = self.state
+        b = rows.shape[0]
+        adds = np.ones(b, dtype=np.int64)
+        if self.budget is None:
+            return b + 1, adds
+        size = self.budget.size
+        if state.filled:
+            return size - state.m, adds
+        # an example corrected in an earlier pass adds an entry on its row, not a row
+        adds[state.store.found(state.n_seen + rows) >= 0] = 0
+        return size - state.store.n_rows, adds
 
 
 def train_blocks(state, data, Y, order, params, cache=None, progress=None):
