@@ -85,6 +85,51 @@ def test_margin_perceptron_reaches_a_quarter_of_the_best():
     assert clf.n_corrections_ <= sum(12 * R**2 / g**2 for g in guesses)
 
 
+def test_margin_perceptron_default_tol_keeps_the_guarantee_where_it_says():
+    """The default ``tol`` ends a problem only at a guess g <= R sqrt(12 / n), which the
+    halving reaches only when gamma_opt < 2 g: separable data either get the algorithm's
+    fit (tol=None's model, converged_, margin >= gamma_opt / 4) or have gamma_opt <
+    R sqrt(48 / n). Both happen here; the rule fires at the small margins only."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    kinds = []
+    for seed, eps in [(0, 0.3), (1, 0.3), (0, 0.05), (0, 0.01), (1, 0.01), (2, None)]:
+        rng = np.random.default_rng(seed)
+        if eps is None:  # two tight clusters: gamma_opt above R sqrt(48 / n)
+            X = rng.normal(scale=0.3, size=(400, 10))
+            y = np.where(np.arange(400) % 2 == 0, 1, -1)
+            X[:, 0] += 3.0 * y
+        else:
+            X = rng.normal(size=(3000, 10))
+            w = rng.normal(size=10)
+            f = X @ w / np.linalg.norm(w)
+            X, y = X[np.abs(f) > eps][:400], np.sign(f[np.abs(f) > eps][:400]).astype(int)
+        n = X.shape[0]
+        gamma = max_margin(X, y, p=2, fit_intercept=False)
+        params = {"output": "last", "fit_intercept": False, "random_state": 0}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            clf = MarginPerceptronClassifier(**params).fit(X, y)
+        R = clf.radius_
+        if gamma >= R * np.sqrt(48 / n):
+            assert clf.converged_
+        if clf.converged_:
+            kinds.append("algorithm")
+            assert margin(clf, X, y) >= gamma / 4
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ConvergenceWarning)
+                paper = MarginPerceptronClassifier(tol=None, **params).fit(X, y)
+            np.testing.assert_array_equal(clf.coef_, paper.coef_)
+            assert clf.n_iter_[0] == paper.n_iter_[0]
+        else:
+            kinds.append("rule")
+            assert clf.n_iter_[0] < clf.max_iter
+            assert gamma < 2 * clf.gamma_guess_[0] <= R * np.sqrt(48 / n) * (1 + 1e-12)
+    assert kinds == ["algorithm"] * 2 + ["rule"] * 3 + ["algorithm"]
+
+
 def test_romma_mistake_bound():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(400, 5))
