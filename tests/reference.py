@@ -86,13 +86,15 @@ def pnorm(x, r):
     return np.sum(np.abs(x) ** r) ** (1.0 / r)
 
 
-def alma_binary(X, y, p, alpha, B, C, max_iter=1):
+def alma_binary(X, y, p, alpha, B, C, max_iter=1, weights=None):
     """ALMA_p(alpha; B, C), Figure 1 of Gentile (JMLR 2001), for labels in {-1, +1}.
 
     Returns the list of hypotheses w_1 = 0, w_2, ... and the number of trials each
-    one was the post-trial hypothesis for (the Freund-Schapire counts c_k).
+    one was the post-trial hypothesis for (the Freund-Schapire counts c_k). A row of
+    weight c > 0 (``weights``; 1 each when None) takes the step ``c eta_k``.
     """
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    c = _weights(weights, X.shape[0])
     q = p / (p - 1.0)
     w = np.zeros(X.shape[1])
     k = 1
@@ -108,7 +110,7 @@ def alma_binary(X, y, p, alpha, B, C, max_iter=1):
                     f"ALMA pass {e}, trial {t}", yt * (w @ x_hat), thr, _terms(w, x_hat) + thr
                 )
                 if yt * (w @ x_hat) <= thr:
-                    eta_k = C / (np.sqrt(p - 1.0) * np.sqrt(k))
+                    eta_k = c[t] * C / (np.sqrt(p - 1.0) * np.sqrt(k))
                     w_prime = link(link(w, q) + eta_k * yt * x_hat, p)
                     w = w_prime / max(1.0, pnorm(w_prime, q))
                     k += 1
@@ -154,7 +156,7 @@ def ovr_targets(y, classes):
     return [np.where(y == c, 1.0, -1.0) for c in classes]
 
 
-def alma_fit(X, y, p, alpha, B, C, max_iter=1, fit_intercept=False):
+def alma_fit(X, y, p, alpha, B, C, max_iter=1, fit_intercept=False, weights=None):
     """One-vs-rest ALMA_p: per binary problem, (hypotheses, counts)."""
     classes = np.unique(y)
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -162,7 +164,7 @@ def alma_fit(X, y, p, alpha, B, C, max_iter=1, fit_intercept=False):
     if fit_intercept:
         R = max(pnorm(x, p) for x in X) or 1.0
         X = augment(X, R)
-    runs = [alma_binary(X, t, p, alpha, B, C, max_iter) for t in ovr_targets(y, classes)]
+    runs = [alma_binary(X, t, p, alpha, B, C, max_iter, weights) for t in ovr_targets(y, classes)]
     return runs, R
 
 
@@ -197,15 +199,17 @@ def kernel_value(kernel, x, z, gamma, degree, coef0):
     return float((coef0 + np.exp(-gamma * d2)) ** degree)  # poly_rbf
 
 
-def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1):
+def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1, weights=None):
     """Kernel ALMA_2(alpha; B, C) one example at a time, for labels in {-1, +1}.
 
     ``khat(i, j)`` is the normalised kernel between rows i and j of X (0 when either
     has K(x, x) = 0). Every hypothesis is kept as a coefficient vector over the rows of
     the support vectors, and ||w'|| is computed from its definition, sum_ij b_i b_j
-    khat(i, j), not from Remark 5's recursion.
+    khat(i, j), not from Remark 5's recursion. A row of weight c > 0 (``weights``)
+    takes the step ``c eta_k``.
     """
     n = X.shape[0]
+    c = _weights(weights, n)
     sv, beta = [], np.zeros(0)
     k = 1
     hyps, counts = [(list(sv), beta.copy())], [0]
@@ -217,7 +221,7 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1):
                 scale = sum(abs(b * khat(j, t)) for j, b in zip(sv, beta, strict=True)) + thr
                 _decision(f"kernel ALMA pass {e}, trial {t}", y[t] * f, thr, scale)
                 if y[t] * f <= thr:
-                    eta = C / np.sqrt(k)
+                    eta = c[t] * C / np.sqrt(k)
                     sv.append(t)
                     beta = np.append(beta, eta * y[t])
                     norm2 = sum(
@@ -233,7 +237,9 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1):
     return hyps, counts
 
 
-def kernel_alma_fit(X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, coef0=1.0):
+def kernel_alma_fit(
+    X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, coef0=1.0, weights=None
+):
     """One-vs-rest kernel ALMA_2; returns the runs and the normalised kernel function."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0) for x in X])
@@ -252,7 +258,10 @@ def kernel_alma_fit(X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, 
         return memo[key]
 
     classes = np.unique(y)
-    runs = [kernel_alma_binary(X, t, khat, alpha, B, C, max_iter) for t in ovr_targets(y, classes)]
+    runs = [
+        kernel_alma_binary(X, t, khat, alpha, B, C, max_iter, weights)
+        for t in ovr_targets(y, classes)
+    ]
 
     def scores(X_test, output):
         X_test = X_test.toarray() if sp.issparse(X_test) else np.asarray(X_test, dtype=float)
@@ -283,9 +292,18 @@ def _dense(X):
     return X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
 
 
-def perceptron_binary(X, y, max_iter=1):
-    """Rosenblatt's Perceptron: w += y x when y w . x <= 0 (x = 0 never updates)."""
+def _weights(weights, n):
+    """The rows' weights, each > 0 (a row of weight 0 is one left out of the data)."""
+    c = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    assert c.shape == (n,) and np.all(c > 0)
+    return c
+
+
+def perceptron_binary(X, y, max_iter=1, weights=None):
+    """Rosenblatt's Perceptron: w += y x when y w . x <= 0 (x = 0 never updates); a row
+    of weight c (``weights``) adds ``c y x``."""
     X = _dense(X)
+    c = _weights(weights, X.shape[0])
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
     for e in range(max_iter):
@@ -293,22 +311,26 @@ def perceptron_binary(X, y, max_iter=1):
             if np.any(x != 0):
                 _decision(f"Perceptron pass {e}, trial {t}", yt * (w @ x), 0.0, _terms(w, x))
             if np.any(x != 0) and yt * (w @ x) <= 0:
-                w = w + yt * x
+                w = w + c[t] * yt * x
                 hyps.append(w)
                 counts.append(0)
             counts[-1] += 1
     return hyps, counts
 
 
-def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0):
+def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0, weights=None):
     """ROMMA / aggressive ROMMA (Li and Long 2002, section 3), solved from its definition.
 
     At an update, w' = argmin ||w'|| subject to w' . w >= ||w||^2 and y w' . x >= 1,
     found by trying the two cases of the KKT conditions (only the second constraint
     binds, or both do) instead of the closed form. Aggressive ROMMA updates on
     y w . x < 1 - delta (delta > 0: the version Ishibashi et al. run, COLT 2008).
+
+    A row of weight c (``weights``) scales the new example's term of the update: the
+    ROMMA solution ``a w + b y x`` becomes ``a w + c b y x``.
     """
     X = _dense(X)
+    cw = _weights(weights, X.shape[0])
     w = np.zeros(X.shape[1])
     hyps, counts = [w], [0]
     for e in range(max_iter):
@@ -323,25 +345,27 @@ def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0):
                 z = yt * x
                 only_new = z / (z @ z)  # the projection of 0 onto {v : v . z >= 1}
                 if w @ w == 0.0 or only_new @ w >= w @ w:
-                    w = only_new
+                    w = cw[t] * only_new
                 else:
                     # both bind: v = a w + b z with v . w = ||w||^2 and v . z = 1
                     G = np.array([[w @ w, w @ z], [w @ z, z @ z]])
                     a, b = np.linalg.solve(G, [w @ w, 1.0])
-                    w = a * w + b * z
+                    w = a * w + cw[t] * b * z
                 hyps.append(w)
                 counts.append(0)
             counts[-1] += 1
     return hyps, counts
 
 
-def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000):
-    """The margin Perceptron of the lecture notes; gamma_guess=None halves from R.
+def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000, weights=None):
+    """The margin Perceptron of the lecture notes; gamma_guess=None halves from R. A row
+    of weight c (``weights``) adds ``c y x``; the test and the budget count as before.
 
     Returns (hypotheses of the final guess, their counts, final guess, total updates,
     epochs, converged).
     """
     X = _dense(X)
+    c = _weights(weights, X.shape[0])
     R = max(np.linalg.norm(x) for x in X) or 1.0
     gamma = R if gamma_guess is None else gamma_guess
     epochs, total = 0, 0
@@ -365,7 +389,7 @@ def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000):
                     if updates >= budget:
                         restart = True
                         break
-                    w = w + yt * x
+                    w = w + c[t] * yt * x
                     updates += 1
                     changed = True
                     hyps.append(w)
@@ -513,15 +537,18 @@ def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False)
     return K
 
 
-def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0):
+def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0, weights=None):
     """Perceptron or (aggressive) ROMMA on the training Gram matrix K, one trial at a time.
 
     Every hypothesis is a coefficient vector beta over the training rows,
     w = sum_j beta_j phi(x_j); ||w||^2 = beta K beta is computed from its definition.
     ``rule``: "perceptron", "romma" or "aggressive" (on y w . phi(x) < 1 - delta).
+    A row of weight c (``weights``) adds ``c y phi(x)`` (the Perceptron), or scales the
+    new example's term of ROMMA's ``a w + b y phi(x)`` to ``c b``.
     Returns (hypotheses, counts).
     """
     n = K.shape[0]
+    c = _weights(weights, n)
     beta = np.zeros(n)
     hyps, counts = [beta], [0]
     for e in range(max_iter):
@@ -535,17 +562,17 @@ def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0):
                 if (m < 1.0 - delta) if rule == "aggressive" else (m <= 0.0):
                     if rule == "perceptron":
                         beta = beta.copy()
-                        beta[t] += y[t]
+                        beta[t] += c[t] * y[t]
                     else:
                         W = beta @ K @ beta
                         fresh = np.zeros(n)
                         fresh[t] = y[t] / x2
                         if W == 0.0 or m >= x2 * W:
-                            beta = fresh
+                            beta = c[t] * fresh
                         else:
                             # both constraints bind: w' = a w + b y phi(x_t)
                             a, b = np.linalg.solve([[W, m], [m, x2]], [W, 1.0])
-                            beta = a * beta + b * x2 * fresh
+                            beta = a * beta + c[t] * b * x2 * fresh
                     hyps.append(beta)
                     counts.append(0)
             counts[-1] += 1

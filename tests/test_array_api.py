@@ -132,6 +132,28 @@ def test_kernel_estimators_on_the_arrays_device(ns, device, name, n_classes):
 
 
 @pytest.mark.parametrize("ns,device", NAMESPACES)
+def test_weights_on_the_arrays_device(ns, device):
+    """Sample weights (on the host or the device, zeros among them) and class weights:
+    the model of numpy's, ``class_weight_`` where the model is."""
+    cls, params = KERNEL["perceptron"]
+    X, y, X_test = blobs(3)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
+    w[::7] = 0.0
+    kw = {"random_state": 0, "block_size": 16, "class_weight": "balanced", **params}
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = cls(**kw).fit(X, y, sample_weight=w)
+    for weights in (w, put(w, ns, device)):
+        clf = cls(**kw).fit(put(X, ns, device), put(y, ns, device), sample_weight=weights)
+        Xd = put(X_test, ns, device)
+        np.testing.assert_allclose(
+            to_numpy(clf.decision_function(Xd)), ref.decision_function(X_test), rtol=1e-9
+        )
+        np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
+        assert device_of(clf.class_weight_) == device_of(Xd)
+        np.testing.assert_array_equal(to_numpy(clf.class_weight_), ref.class_weight_)
+
+
+@pytest.mark.parametrize("ns,device", NAMESPACES)
 def test_partial_fit_and_more_epochs_on_the_device(ns, device):
     """partial_fit over a split stream, and the margin sums kept across epochs, give the
     model of numpy."""

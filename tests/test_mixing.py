@@ -315,6 +315,8 @@ def test_refusals(threads):
         MixingClassifier(PerceptronClassifier(shuffle=False, output="voted")).fit(dX, y)
     with pytest.raises(ValueError, match="does not support keep_corrections=True"):
         MixingClassifier(ALMAClassifier(shuffle=False, keep_corrections=True)).fit(dX, y)
+    with pytest.raises(ValueError, match="does not support class_weight \\(got 'balanced'\\)"):
+        MixingClassifier(PerceptronClassifier(class_weight="balanced")).fit(dX, y)
     # the estimator's shuffle is not the shards': each learns its rows in their order
     shuffled = MixingClassifier(ALMAClassifier(shuffle=True), max_iter=2, tol=None).fit(dX, y)
     ordered = MixingClassifier(ALMAClassifier(shuffle=False), max_iter=2, tol=None).fit(dX, y)

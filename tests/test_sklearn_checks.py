@@ -2,6 +2,7 @@
 
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import has_fit_parameter
 
 from marginkit import (
     ALMAClassifier,
@@ -53,13 +54,52 @@ ESTIMATORS = [
 # say so, as they should, within their few epochs
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
+#: What an online estimator cannot be, by its nature, and scikit-learn's Perceptron,
+#: SGDClassifier and SVC are not either (scikit-learn marks these checks as expected to
+#: fail for them): these checks fit the weighted rows in a shuffled order and the
+#: repeated rows in their own, and an online model depends on the order of its rows.
+#: A zero weight is a row left out and an integer weight is what the "Weights" sections
+#: of docs/algorithms/ say, exactly: tests/test_weights.py checks both against
+#: tests/reference.py.
+ORDER_BOUND = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "an online model depends on the order of the rows, which the check changes"
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "an online model depends on the order of the rows, which the check changes"
+    ),
+}
 
-@parametrize_with_checks(DEFAULTS)
+
+#: check_class_weight_classifiers asks that class weights 1000 : 0.0001 make 87% of the
+#: predictions on noisy blobs those of the heavy class. A hyperplane through the origin
+#: (fit_intercept=False) cannot put 87% of those points on one side; ALMA at alpha=1
+#: (no margin asked, the hypothesis kept in the unit ball) predicts the heavy class on
+#: 84% of the three-class set's points.
+NOT_87 = {
+    "check_class_weight_classifiers": "its hypothesis cannot put 87% of the points on one side"
+}
+
+
+def expected_failures(estimator):
+    """The checks above, for the estimators that take sample weights."""
+    if not has_fit_parameter(estimator, "sample_weight"):
+        return {}
+    params = estimator.get_params()
+    if params.get("fit_intercept") is False or (
+        isinstance(estimator, KernelALMAClassifier) and params["alpha"] == 1.0
+    ):
+        return {**ORDER_BOUND, **NOT_87}
+    return ORDER_BOUND
+
+
+@parametrize_with_checks(DEFAULTS, expected_failed_checks=expected_failures)
 def test_sklearn_compatible_at_defaults(estimator, check):
-    """Every estimator at its defaults, with no check expected to fail."""
+    """Every estimator at its defaults, with no check expected to fail but those of
+    ORDER_BOUND."""
     check(estimator)
 
 
-@parametrize_with_checks(ESTIMATORS)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

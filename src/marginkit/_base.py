@@ -18,17 +18,19 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
     check_classification_targets,
     unique_labels,
 )
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
 from . import _checks as check
 from . import _order
+from . import _weights as W
 from ._batch import _Batch
 from ._checkpoints import EpochOrders, Resumable
 from ._core import linear as L
@@ -46,6 +48,7 @@ from ._utils import (
     inverse_or_zero,
     row_norms_p,
     times_power_of_two,
+    user_level,
 )
 
 #: The largest p of the p-norm algorithms (ALMA_p, PUMMA_p): up to it ALMA equals the
@@ -130,14 +133,19 @@ class OnlineClassifier(
         -------
         self
         """
+        return self._fit_call(X, y, None, callback, checkpoint, checkpoint_every)
+
+    def _fit_call(self, X, y, sample_weight, callback, checkpoint, checkpoint_every):
         self._warn_renamed()
         self._check_checkpoint_args(checkpoint, checkpoint_every)
         # a fit that fails (data found bad late, weights that overflow, an interrupt)
         # leaves the estimator as it was: a fit makes new state, never changes the old
         with unchanged_on_error(self):
             if checkpoint is None:
-                return self._fit(X, y, callback)
-            return self._fit_with_checkpoints(X, y, callback, checkpoint, checkpoint_every)
+                return self._fit(X, y, callback, sample_weight)
+            return self._fit_with_checkpoints(
+                X, y, callback, checkpoint, checkpoint_every, sample_weight
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -161,7 +169,7 @@ class OnlineClassifier(
         -------
         self
         """
-        return self._partial_fit(X, y, classes)
+        return self._partial_fit(X, y, classes, None)
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, reset, dtype=np.float64, keep=False):
@@ -217,29 +225,60 @@ class OnlineClassifier(
             leave=True,
         )
 
-    def _fit(self, X, y, callback=None):
-        X, y = self._start_fit(X, y)
-        with self._rows_to_train(X, y) as (X, y):
+    def _fit(self, X, y, callback=None, sample_weight=None):
+        n = _num_samples(X)
+        X, y, weights, kept = self._start_fit(X, y, sample_weight)
+        with self._rows_to_train(X, y, weights) as (X, y, weights):
             orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-            self._end_of_passes(self._passes(X, y, orders, callback))
+            self._end_of_passes(self._passes(X, y, orders, callback, weights=weights))
+        self._left_out(kept, n)
         return self
 
-    @contextlib.contextmanager
-    def _rows_to_train(self, X, y):
-        """The rows of a fit that its passes go over: all of them (the kernel
-        estimators hold some out for ``early_stopping``)."""
-        yield X, y
+    def _left_out(self, kept, n, start=0):
+        """After training on the rows ``kept`` of ``n`` given from position ``start`` of
+        the stream (None: all of them), the others weighing 0: what counts positions in
+        the stream counts them among the rows given (the kernel estimators'
+        ``support_``)."""
 
-    def _start_fit(self, X, y, validated=False):
-        """Validated X and y of a fresh fit, with ``classes_`` and the state set up."""
-        if not validated:
-            X, y = self._validate_Xy(X, y, reset=True)
+    @contextlib.contextmanager
+    def _rows_to_train(self, X, y, weights):
+        """The rows of a fit that its passes go over, with their weights: all of them
+        (the kernel estimators hold some out for ``early_stopping``)."""
+        yield X, y, weights
+
+    def _fixed_class_weights(self):
+        """The class weights a later call of partial_fit uses (None: none)."""
+        return None
+
+    def _published(self, a):
+        """The host array ``a`` of the model as the model publishes it (the kernel
+        estimators': in the namespace of their data)."""
+        return a
+
+    def _weighed(self, X, y, sample_weight, classes=None, per_class=None):
+        """``(X, y, weights, classes, per_class, kept)`` of the rows that weigh something,
+        as :meth:`marginkit._weights.Weighted._weighed`; here, where the passes take no
+        weights, every row, their weights None and no class weights."""
+        return X, y, None, classes, None, None
+
+    def _start_fit(self, X, y, sample_weight=None):
+        """Validated X and y of a fresh fit, the rows of weight 0 left out, and the
+        others' weights (None when all are 1), with ``classes_`` and the state set up."""
+        X, y = self._validate_Xy(X, y, reset=True)
+        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
+        self._set_up(X, y, present, per_class)
+        return X, y, weights, kept
+
+    def _set_up(self, X, y, present, per_class):
+        """``classes_`` (and ``class_weight_``, the weights ``per_class`` of the classes
+        ``present``) and a fresh state for the rows ``X, y`` of a fit."""
         classes = np.unique(y)
         check_two_classes(classes)
         self.classes_ = classes
+        if per_class is not None:
+            self._class_weight = W.as_stored(per_class[np.searchsorted(present, classes)])
         self.__dict__.pop("_label_runs", None)  # a stream's record: a fit starts anew
         self._initialise(DataSummary.of(X))
-        return X, y
 
     def _note_order(self, y):
         """Record the labels of a stream learned in its order (:meth:`partial_fit`,
@@ -248,20 +287,20 @@ class OnlineClassifier(
         if "_label_runs" not in self.__dict__:
             self._label_runs = _order.new_record(len(self.classes_))
         codes = np.searchsorted(self.classes_, y)
-        _order.warn_once(self, self._label_runs, codes, self.classes_, stacklevel=5)
+        _order.warn_once(self, self._label_runs, codes, self.classes_)
 
-    def _partial_fit(self, X, y, classes):
+    def _partial_fit(self, X, y, classes, sample_weight):
         if not hasattr(self, self._state_attr):
             # the first call fails as a fit does: leaving no half-made model
             with unchanged_on_error(self):
-                return self._partial_fit_pass(X, y, classes, first=True)
+                return self._partial_fit_pass(X, y, classes, sample_weight, first=True)
         self._check_not_overflowed()
         self._check_unchanged_since_fit()
         undo = self._undo_point()
         if undo is None:
-            return self._partial_fit_pass(X, y, classes, first=False)
+            return self._partial_fit_pass(X, y, classes, sample_weight, first=False)
         with unchanged_on_error(self, undo):
-            return self._partial_fit_pass(X, y, classes, first=False)
+            return self._partial_fit_pass(X, y, classes, sample_weight, first=False)
 
     def _changed_since_fit(self):
         """``{parameter: value at the fit}`` of the parameters that shape the model (a
@@ -290,7 +329,7 @@ class OnlineClassifier(
     def _check_not_overflowed(self):
         """A ValueError when an earlier call left the model's weights overflowed."""
 
-    def _partial_fit_pass(self, X, y, classes, first):
+    def _partial_fit_pass(self, X, y, classes, sample_weight, first):
         X, y = self._validate_Xy(X, y, reset=first)
         if first:
             if classes is None:
@@ -302,13 +341,31 @@ class OnlineClassifier(
             _check_partial_fit_first_call(self, classes)
             known = self.classes_
         check_known(y, known)
+        fixed = None if first else self._fixed_class_weights()
+        n = X.shape[0]
+        X, y, weights, _, per_class, kept = self._weighed(X, y, sample_weight, known, fixed)
+        if X.shape[0] == 0:
+            if first:
+                raise W.no_weight_error()
+            # every row weighs 0: the call is the rows left out (positions count them)
+            self._left_out(np.zeros(0, dtype=np.int64), n, self._stream_position())
+            return self
         if first:
             self.classes_ = known
+            if per_class is not None:
+                self._class_weight = W.as_stored(per_class)
             self._initialise(DataSummary.of(X))
         self._note_order(y)
-        self._passes(X, y, [np.arange(X.shape[0])], None)
+        start = self._stream_position()
+        self._passes(X, y, [np.arange(X.shape[0])], None, weights=weights)
+        self._left_out(kept, n, start)
         self._made_passes(1)
         return self
+
+    def _stream_position(self):
+        """The rows of the stream learned so far, where positions in it are kept (the
+        kernel estimators' ``support_``); 0 otherwise."""
+        return 0
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise.
@@ -469,16 +526,18 @@ class OnlineLinearClassifier(OnlineClassifier):
         """The bias coordinate of an instance, in the model's units."""
         return float(np.ldexp(self._aug(), -self._exponent))
 
-    def _batch(self, X):
-        """The compiled passes' form of training rows X, in the model's units."""
+    def _batch(self, X, weights=None):
+        """The compiled passes' form of training rows X (of ``weights``, None: 1 each),
+        in the model's units."""
         X = self._model_units(X, training=True)
-        return _Batch(X, self.p_, self._model_aug(), self._normalises)
+        return _Batch(X, self.p_, self._model_aug(), self._normalises, weights)
 
-    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
-        """The passes (until ``tol`` ends them); with ``resume``, from its (epoch, pos),
-        calling ``save`` every ``every`` trials (and at the end of each epoch) after
-        updating it. Returns the progress (``resume``, or a fresh one)."""
-        batch = self._batch(X)
+    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None, weights=None):
+        """The passes (until ``tol`` ends them) over the rows of X, of ``weights``; with
+        ``resume``, from its (epoch, pos), calling ``save`` every ``every`` trials (and at
+        the end of each epoch) after updating it. Returns the progress (``resume``, or a
+        fresh one)."""
+        batch = self._batch(X, weights)
         targets = self._targets(y)
         n = X.shape[0]
         step = n if every is None else int(every)
@@ -486,7 +545,13 @@ class OnlineLinearClassifier(OnlineClassifier):
         # a plain fit keeps the state each pass starts from, to end with a model where
         # the weights overflow (:meth:`_overflowed`); partial_fit and a checkpointed
         # fit cannot go back, and raise
-        rescue = isinstance(orders, EpochOrders) and resume is None and save is None
+        # (only ROMMA's rules grow without bound: the others' passes keep no copy)
+        rescue = (
+            isinstance(orders, EpochOrders)
+            and resume is None
+            and save is None
+            and self._rule_args().kind >= L.RULE_ROMMA
+        )
         with self._progress(len(orders) * len(self._states), "pass") as bar:
             for epoch, lo in self._epochs(r, len(orders)):
                 order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
@@ -546,7 +611,7 @@ class OnlineLinearClassifier(OnlineClassifier):
             "soft margin (PUMMAClassifier(lam=1.0)) or ALMAClassifier, whose hypothesis "
             "stays in the unit ball.",
             ConvergenceWarning,
-            stacklevel=6,
+            stacklevel=user_level(),
         )
 
     def _run_all(self, state, batch, y_pm, order, start=0):
@@ -681,6 +746,77 @@ class OnlineLinearClassifier(OnlineClassifier):
         xp, device = namespace(X)
         scores = self._scores(X)
         return self._labels(scores if xp is None else move_to(scores, xp=xp, device=device))
+
+
+class Weighted:
+    """``sample_weight`` in ``fit`` and ``partial_fit`` and ``class_weight`` (a mixin of
+    :class:`OnlineClassifier`, for the estimators whose compiled passes take weights:
+    :mod:`marginkit._weights`)."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(
+        self, X, y, *, sample_weight=None, callback=None, checkpoint=None, checkpoint_every=None
+    ):
+        return self._fit_call(X, y, sample_weight, callback, checkpoint, checkpoint_every)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        return self._partial_fit(X, y, classes, sample_weight)
+
+    def _weighed(self, X, y, sample_weight, classes=None, per_class=None):
+        """``(X, y, weights, classes, per_class, kept)``: the rows of weight > 0 of
+        ``X, y``, their weights (None when every row weighs 1), their classes
+        (``classes``, or those of the rows kept: a fit's), the weight of each
+        (``per_class``, or computed from ``class_weight`` and the rows), and the
+        positions of the rows kept (None: all of them).
+
+        A fit, or the first call of partial_fit, computes the class weights; a later
+        call of partial_fit passes ``class_weight_``."""
+        a_fit = classes is None
+        sw = W.as_weights(sample_weight, X.shape[0])
+        inside = sw > 0
+        if not inside.any():
+            if per_class is None:  # a fit, or the first call of partial_fit
+                raise W.no_weight_error()
+            return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
+        if per_class is None:
+            if classes is None:  # a fit's: those of the rows that weigh something
+                classes = np.unique(y[inside])
+            per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
+        if sample_weight is None and np.all(per_class == 1.0):
+            return X, y, None, classes, per_class, None
+        w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
+        w[~inside] = 0.0
+        keep = w > 0
+        if keep.all():
+            return X, y, w, classes, per_class, None
+        if not keep.any() and a_fit:  # not one of a fit's rows weighs anything
+            raise W.no_weight_error()
+        kept = np.flatnonzero(keep)
+        return _safe_indexing(X, kept), y[kept], w[kept], classes, per_class, kept
+
+    def _fixed_class_weights(self):
+        # a model saved before class weights had none: 1 each
+        return np.array(getattr(self, "_class_weight", (1.0,) * len(self.classes_)))
+
+    @property
+    def class_weight_(self):
+        """ndarray of shape (n_classes,): the weight of each class of ``classes_``
+        (``class_weight``; 1 each when None), fixed by the fit or the first call of
+        :meth:`partial_fit`."""
+        check_is_fitted(self)
+        return self._published(self._fixed_class_weights())
+
+
+def _with_sample_weight(doc, indent):
+    """A method's docstring with ``sample_weight`` after ``y``."""
+    at = doc.index("y : array-like of shape (n_samples,)")
+    at = doc.index("\n", at) + 1
+    return doc[:at] + " " * indent + W.SAMPLE_WEIGHT_DOC.strip() + "\n" + doc[at:]
+
+
+Weighted.fit.__doc__ = _with_sample_weight(OnlineClassifier.fit.__doc__, 8)
+Weighted.partial_fit.__doc__ = _with_sample_weight(OnlineClassifier.partial_fit.__doc__, 8)
 
 
 def signs_kept(values, scores):

@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
+from ._core.linear import UNWEIGHTED
 from ._scaling import unit_scaled
 from ._utils import csr_arrays
 
@@ -14,9 +15,10 @@ _EMPTY_X = np.zeros((1, 1))
 
 class _Batch:
     """One validated batch, in the form the compiled loops take; with ``unit``, the
-    instances of an algorithm that normalises them, scaled by :func:`unit_scaled`."""
+    instances of an algorithm that normalises them, scaled by :func:`unit_scaled`;
+    ``weight``, the rows' positive weights (None: every row weighs 1)."""
 
-    def __init__(self, X, p, aug, unit=False):
+    def __init__(self, X, p, aug, unit=False, weight=None):
         if unit:
             X, aug = unit_scaled(X, aug)
         self.n_samples, self.n_features = X.shape
@@ -34,6 +36,7 @@ class _Batch:
         self.aug = float(aug)
         # 1 / ||(x, aug)||_p, computed by the compiled pass on first sight of a row
         self.xscale = np.full(self.n_samples, -1.0)
+        self.weight = UNWEIGHTED if weight is None else np.ascontiguousarray(weight, np.float64)
 
     def max_row_nnz(self, rows):
         extra = 1 if self.aug != 0.0 else 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import _num_samples
 
 from . import _checks as check
 from . import persistence
@@ -122,10 +123,13 @@ def settings(est):
     return repr(params)
 
 
-def fingerprint(X, y):
-    """A digest of the training data, to tell a checkpoint's data from other data."""
+def fingerprint(X, y, weights=None):
+    """A digest of the training data (and of the rows' weights, where they have some), to
+    tell a checkpoint's data from other data."""
     digest = hashlib.sha256()
     arrays = [X.data, X.indices, X.indptr] if sp.issparse(X) else [to_numpy(X)]
+    if weights is not None:
+        arrays.append(np.asarray(weights, dtype=np.float64))
     for a in [*arrays, np.asarray(y).astype(str)]:
         digest.update(np.ascontiguousarray(a).tobytes())
     digest.update(repr(X.shape).encode())
@@ -188,7 +192,7 @@ class Resumable:
                 "kernels, or fit without checkpoint"
             )
 
-    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every):
+    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every, sample_weight=None):
         if every is not None and (not isinstance(every, Integral) or every < 1):
             raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
         path = Path(checkpoint)
@@ -196,7 +200,9 @@ class Resumable:
         # X is checked as for a new fit, whatever this estimator learned before: a
         # checkpoint's model replaces it
         X, y = self._validate_Xy(X, y, reset=True)
-        digest = fingerprint(X, y)
+        n = X.shape[0]
+        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
+        digest = fingerprint(X, y, weights)
         if resuming:
             saved = persistence.load(path)
             if type(saved) is not type(self) or settings(self) != settings(saved):
@@ -228,16 +234,17 @@ class Resumable:
             self.__dict__.update(saved.__dict__)
             self.verbose = verbose
         else:
-            X, y = self._start_fit(X, y, validated=True)  # validated above, with reset
+            self._set_up(X, y, present, per_class)  # validated above, with reset
             self._resume = {"fingerprint": digest, **self._fresh_progress(X)}
 
         def save():
             persistence.save(self, path)  # looked up at each write (tests stand in for it)
 
         write = Throttled(save) if every is None else save
-        self._train_resumable(X, y, callback, write, every)
+        self._train_resumable(X, y, callback, write, every, weights)
         if every is None:
             write.flush()  # the finished state, if the last epoch's was skipped
+        self._left_out(kept, n)  # after the last checkpoint, which resumes on the rows kept
         if self._counts_passes:
             self._end_of_passes(self._resume)
         del self._resume
@@ -248,17 +255,22 @@ class Resumable:
         orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
         return {"orders": orders, "epoch": 0, "pos": 0, **self._fresh_passes()}
 
-    def _train_resumable(self, X, y, callback, save, every):
-        """Train from ``self._resume``, calling ``save()`` at each checkpoint."""
+    def _train_resumable(self, X, y, callback, save, every, weights=None):
+        """Train from ``self._resume`` on the rows of X (of ``weights``), calling
+        ``save()`` at each checkpoint."""
         orders = self._resume["orders"]
-        self._passes(X, y, orders, callback, resume=self._resume, save=save, every=every)
+        self._passes(
+            X, y, orders, callback, resume=self._resume, save=save, every=every, weights=weights
+        )
 
-    def _fit_by_progress(self, X, y, callback=None):
+    def _fit_by_progress(self, X, y, callback=None, sample_weight=None):
         """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
         with no checkpoint: for the estimators whose epochs that loop decides."""
-        X, y = self._start_fit(X, y)
+        n = _num_samples(X)
+        X, y, weights, kept = self._start_fit(X, y, sample_weight)
         self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None)
+        self._train_resumable(X, y, callback, None, None, weights)
+        self._left_out(kept, n)
         del self._resume
         return self
 

@@ -425,25 +425,26 @@ class KernelOnlineClassifier(OnlineClassifier):
             raise ValueError(NO_EARLY_STOPPING.format(what="checkpoints", why=why))
 
     @contextlib.contextmanager
-    def _rows_to_train(self, X, y):
-        """With ``early_stopping``, the rows not held out: the passes of :meth:`fit`
-        over them are ended by :class:`Validation`, and the model of the best pass is
-        kept (``support_`` still indexes the rows of X)."""
+    def _rows_to_train(self, X, y, weights):
+        """With ``early_stopping``, the rows not held out, with their weights: the passes
+        of :meth:`fit` over them are ended by :class:`Validation` (its score unweighted),
+        and the model of the best pass is kept (``support_`` still indexes the rows of
+        X)."""
         if not getattr(self, "early_stopping", False):
-            yield X, y
+            yield X, y, weights
             return
         train, held = validation_split(to_numpy(y), self.validation_fraction, self.random_state)
         part = [_safe_indexing(a, rows) for a in (X, y) for rows in (train, held)]
         self._validation = Validation(self, part[1], part[3])
         try:
-            yield part[0], part[2]
+            yield part[0], part[2], None if weights is None else weights[train]
             self._validation.keep_best(self)
         finally:
             del self._validation
         # positions in X, not in the rows trained on
         self._kstate.renumber(train, X.shape[0])
 
-    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None):
+    def _passes(self, X, y, orders, callback, resume=None, save=None, every=None, weights=None):
         state = self._kstate
         data = self._instances(X, training=True)
         Y = np.column_stack(self._targets(y))
@@ -462,6 +463,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         r = self._progress_of(resume)
         params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
         params["budget"] = self._budget()
+        params["weight"] = weights
         with self._progress(n * len(orders), "example") as bar, self._sharded(state):
             for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]
@@ -519,6 +521,14 @@ class KernelOnlineClassifier(OnlineClassifier):
         super()._fit_stream(stream, classes, data, callback)
         self._kstate.n_seen += self.__dict__.pop("_stream_rows", 0)
         return self
+
+    def _left_out(self, kept, n, start=0):
+        # support_ indexes the rows given, those of weight 0 among them
+        if kept is not None:
+            self._kstate.renumber(kept, start + n, start)
+
+    def _stream_position(self):
+        return self._kstate.n_seen
 
     def _undo_point(self):
         # a later partial_fit that fails part-way (a callable kernel that raises, an

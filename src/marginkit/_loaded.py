@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from . import _checks as check
 from . import _order
 from ._registry import UntrustedFileError
+from ._weights import check_stored
 
 
 def check_classes(classes):
@@ -27,6 +28,7 @@ class Loaded:
         # _exponent: not in models written before it
         optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
         optional |= {"_label_runs"}  # a stream's record of its labels (partial_fit)
+        optional |= {"_class_weight"}  # not in models written before weights
         # n_iter_: not in models written before it
         return required, optional | ({"n_iter_"} if self._counts_passes else set())
 
@@ -90,6 +92,11 @@ class Loaded:
                 check.fail("feature_names_in_", "must hold strings")
         if "_label_runs" in vars(self):
             _order.check_record(self._label_runs, classes.shape[0])
+        if "_class_weight" in vars(self):
+            try:
+                check_stored(self._class_weight, classes.shape[0])
+            except ValueError as exc:
+                check.fail("_class_weight", str(exc))
         fmt = getattr(self, "input_format_", None)
         if fmt is not None:
             # how marginkit.tasks.train read the training file (its keys and their types)

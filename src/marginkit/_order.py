@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from . import _checks as check
+from ._utils import user_level
 
 #: the shortest run that can warn (small data make long runs by chance)
 MIN_RUN = 50
@@ -81,7 +82,7 @@ def observe(record, codes):
     return bool(np.any(runs))
 
 
-def warn_once(est, record, y_codes, classes, stacklevel=4):
+def warn_once(est, record, y_codes, classes):
     """:func:`observe`, and the warning the first time the stream looks sorted."""
     if not observe(record, y_codes):
         return
@@ -99,5 +100,5 @@ def warn_once(est, record, y_codes, classes, stacklevel=4):
         "rows beforehand, or fit them in memory (fit, or marginkit train without "
         "--chunk-size), which shuffles every pass.",
         StreamOrderWarning,
-        stacklevel=stacklevel,
+        stacklevel=user_level(),
     )

@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from . import _checks as check
+from ._utils import user_level
 
 #: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
 RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
@@ -84,7 +85,7 @@ class Passes:
                 f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
                 "while it is set).",
                 FutureWarning,
-                stacklevel=3,
+                stacklevel=user_level(),
             )
 
     #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
@@ -163,7 +164,7 @@ class Passes:
                     "1 - delta times the best margin) holds after one. The data may not "
                     "be separable; increase max_iter, or check the data.",
                     ConvergenceWarning,
-                    stacklevel=5,
+                    stacklevel=user_level(),
                 )
             return
         ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
@@ -174,7 +175,7 @@ class Passes:
                 "passes may fit the data better. Increase max_iter, or set tol=None to "
                 "make max_iter passes without this check.",
                 ConvergenceWarning,
-                stacklevel=5,
+                stacklevel=user_level(),
             )
 
     def _progress_of(self, resume):
@@ -217,6 +218,7 @@ class Passes:
         "early_stopping": False,
         "validation_fraction": 0.1,
         "n_iter_no_change": 2,
+        "class_weight": None,
     }
 
     def __setstate__(self, state):

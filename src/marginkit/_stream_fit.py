@@ -6,6 +6,7 @@ from sklearn.base import _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._guards import check_known, check_two_classes, unchanged_on_error
+from ._weights import as_stored
 
 
 class Streamed:
@@ -46,6 +47,7 @@ class Streamed:
         with unchanged_on_error(self):
             self.classes_ = np.asarray(classes)
             self.__dict__.pop("_label_runs", None)
+            self.__dict__.pop("_class_weight", None)  # set by the first chunk
             self.n_features_in_ = data.n_features
             self._initialise(data)
             self._update_counts()
@@ -70,18 +72,26 @@ class Streamed:
         """One epoch over a stream: the changes (updates, and PUMMA's conflicts) it made,
         and the rows it read."""
         before, rows = self._n_changes(), 0
-        for X, y in self._stream_chunks(stream):
-            self._passes(X, y, [np.arange(X.shape[0])], None)
+        for X, y, weights in self._stream_chunks(stream):
+            self._passes(X, y, [np.arange(X.shape[0])], None, weights=weights)
             rows += X.shape[0]
         return self._n_changes() - before, rows
 
     def _stream_chunks(self, stream):
-        """A pass over a stream: its chunks, validated, with labels among ``classes_``."""
+        """A pass over a stream: its chunks, validated, with labels among ``classes_``,
+        and the weights of their rows (None: 1 each), those of weight 0 left out: the
+        class weights, fixed by the first chunk as by the first call of partial_fit."""
         for X, y in stream():
             X, y = self._validate_Xy(X, y, reset=False)
             check_known(y, self.classes_)
             self._note_order(y)
-            yield X, y
+            fixed = getattr(self, "_class_weight", None)
+            fixed = None if fixed is None else np.array(fixed)
+            X, y, weights, _, per_class, _ = self._weighed(X, y, None, self.classes_, fixed)
+            if per_class is not None and fixed is None:
+                self._class_weight = as_stored(per_class)
+            if X.shape[0]:
+                yield X, y, weights
 
     def _n_changes(self):
         return self.n_corrections_

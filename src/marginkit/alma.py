@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier, Weighted
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -21,6 +21,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 SQRT2 = float(np.sqrt(2.0))
 
@@ -48,7 +49,7 @@ class _MarginScale:
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
 
-class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
+class ALMAClassifier(Weighted, _MarginScale, OnlineLinearClassifier):
     __doc__ = f"""ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
 
     Figure 1 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -106,6 +107,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         on the real data sets of docs/defaults.md. The paper's experiments make one.
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest p-norm
         of an instance in the first data seen (section 1 of Ishibashi, Hatano and
@@ -147,6 +149,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         **ALMA_CONSTRAINTS,
         "p": [Interval(Real, 2, P_MAX, closed="both"), StrOptions({"log"})],
         **LINEAR_CONSTRAINTS,
@@ -166,6 +169,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         shuffle=True,
         random_state=None,
         fit_intercept=True,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -180,6 +184,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 
@@ -194,7 +199,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))
 
 
-class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
+class KernelALMAClassifier(Weighted, _MarginScale, KernelOnlineClassifier):
     __doc__ = f"""Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -234,6 +239,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         adult: docs/defaults.md).
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     kernel : {{"linear", "poly", "rbf", "poly_rbf"}} or callable, default="rbf"
         ``poly``: ``(gamma x . y + coef0)^degree`` (the paper's MNIST kernel
         ``(1 + x . y / 255)^d`` is ``gamma=1/255, coef0=1``); ``rbf``:
@@ -297,6 +303,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         **ALMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
@@ -325,6 +332,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=2,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -347,6 +355,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 

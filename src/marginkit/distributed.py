@@ -819,6 +819,13 @@ class MixingClassifier(_Wrapper):
             )
         est = clone(self.estimator)
         est._validate_params()
+        if est.class_weight is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not support class_weight (got "
+                f"{est.class_weight!r}): its shards learn their own rows, and no shard "
+                "sees the classes of all of them. Weigh the rows beforehand, or fit the "
+                "estimator itself."
+            )
         if est.output == "voted":
             raise ValueError(
                 f"{type(self).__name__} does not support output='voted': a vote needs every "

@@ -9,12 +9,14 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
 from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC
 from ._passes import ended_early, still_improving
+from ._utils import user_level
+from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 #: a checkpoint's record of ``tol`` (none in those written before it)
 _TOL_KEYS = ("fewest", "ended", "improving")
@@ -49,7 +51,7 @@ def _check_flags(resume, key, problems):
         check.flag(flag, f"_resume['{key}']")
 
 
-class MarginPerceptronClassifier(OnlineLinearClassifier):
+class MarginPerceptronClassifier(Weighted, OnlineLinearClassifier):
     __doc__ = f"""The margin Perceptron: a plane with a guaranteed fraction of the best margin.
 
     Starting from ``w = 0``, the margin Perceptron updates ``w += y x`` on every example
@@ -118,6 +120,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         hypotheses of the final guess. The average by default (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``; the margin is then that
         of the augmented data, and R and the budget are those of the augmented
@@ -163,6 +166,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     _counts_passes = False  # n_iter_: the epochs of each problem's schedule
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         **LINEAR_CONSTRAINTS,
     }
@@ -179,6 +183,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         shuffle=True,
         random_state=None,
         fit_intercept=True,
+        class_weight=None,
         verbose=0,
     ):
         self.gamma_guess = gamma_guess
@@ -189,6 +194,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.verbose = verbose
 
     def _rule_args(self):
@@ -256,12 +262,13 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     def _fresh_progress(self, X):
         return {"rng": check_random_state(self.random_state), **_schedule_start()}
 
-    def _train_resumable(self, X, y, callback, save, every):
-        """Each problem's guesses and epochs in turn; a checkpoint every ``every`` trials."""
+    def _train_resumable(self, X, y, callback, save, every, weights=None):
+        """Each problem's guesses and epochs in turn over the rows of X (of ``weights``);
+        a checkpoint every ``every`` trials."""
         r = self._resume
         n = X.shape[0]
         step = n if every is None else int(every)
-        batch = self._batch(X)
+        batch = self._batch(X, weights)
         targets = self._targets(y)
 
         def epoch(j):
@@ -289,8 +296,8 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
 
         def epoch(j):
             rows = 0
-            for X, y in self._stream_chunks(stream):
-                batch = self._batch(X)
+            for X, y, weights in self._stream_chunks(stream):
+                batch = self._batch(X, weights)
                 y_pm = self._targets(y)[j]
                 if not self._run_all(self._states[j], batch, y_pm, np.arange(X.shape[0])):
                     return False, rows
@@ -380,16 +387,16 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
                 + ("" if self.fit_intercept else " through the origin (see fit_intercept)")
                 + ". Increase max_iter or check the data.",
                 ConvergenceWarning,
-                stacklevel=4,
+                stacklevel=user_level(),
             )
         if callback is not None and len(self._states) > 1:
             # several problems make their epochs one problem after the other: the model
             # is whole only at the end
             callback(self, int(self.n_iter_.max()) - 1)
 
-    def _passes(self, X, y, orders, callback):
+    def _passes(self, X, y, orders, callback, weights=None):
         # partial_fit: one pass with the current guess of each problem, no budget
-        batch = self._batch(X)
+        batch = self._batch(X, weights)
         made = 0
         for j, y_pm in enumerate(self._targets(y)):
             self._gamma = float(self.gamma_guess_[j])

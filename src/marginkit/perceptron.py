@@ -1,6 +1,6 @@
 """The Perceptron with last, averaged and voted outputs: the baseline of Gentile's tables."""
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -16,9 +16,10 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 
-class PerceptronClassifier(OnlineLinearClassifier):
+class PerceptronClassifier(Weighted, OnlineLinearClassifier):
     __doc__ = f"""Rosenblatt's Perceptron, with Freund and Schapire's voted and averaged outputs.
 
     Starting from ``w = 0``, on each trial the Perceptron updates ``w += y x`` when
@@ -44,6 +45,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         docs/defaults.md).
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)``, R the largest 2-norm
         of an instance in the first data seen. ``fit_intercept=False, max_iter=1,
@@ -76,7 +78,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
     array([1, 1, 0, 0])
     """
 
-    _parameter_constraints: dict = dict(LINEAR_CONSTRAINTS)
+    _parameter_constraints: dict = {**LINEAR_CONSTRAINTS, **WEIGHT_CONSTRAINTS}
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         shuffle=True,
         random_state=None,
         fit_intercept=True,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -98,6 +101,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 
@@ -105,7 +109,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         return L.Rule(L.RULE_PERCEPTRON)
 
 
-class KernelPerceptronClassifier(KernelOnlineClassifier):
+class KernelPerceptronClassifier(Weighted, KernelOnlineClassifier):
     __doc__ = f"""The kernel Perceptron, with last, averaged and voted outputs.
 
     The Perceptron of :class:`PerceptronClassifier` in a reproducing kernel Hilbert
@@ -127,6 +131,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
@@ -161,6 +166,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
@@ -187,6 +193,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=2,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -207,6 +214,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 

@@ -27,6 +27,7 @@ from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
 from ._passes import PASS_KEYS, ended_early
 from ._registry import trusted_type
+from ._utils import user_level
 
 
 @trusted_type
@@ -210,7 +211,7 @@ class _Streaming:
                 _epoch_ends(self, r, rows, changes, bar, callback)
             ended_early(bar, self._max_iter - self.n_epochs_)
         # the training margin: the smallest over the chunks
-        margins = [self._chunk_margins(X, y) for X, y in self._stream_chunks(stream)]
+        margins = [self._chunk_margins(X, y) for X, y, _ in self._stream_chunks(stream)]
         self._keep_margin(np.min(margins, axis=0))
         _end_of_fit(self, r)
 
@@ -447,7 +448,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             **self._fresh_passes(),
         }
 
-    def _train_resumable(self, X, y, callback, save, every):
+    def _train_resumable(self, X, y, callback, save, every, weights=None):
         """Epochs until one makes no update; a checkpoint every ``every`` trials."""
         r = self._resume
         n = X.shape[0]
@@ -494,7 +495,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         # the margin of a separator scales as the instances do
         return float(self._data_units(np.min(y_pm * f) / norm, 1)) if norm > 0 else 0.0
 
-    def _passes(self, X, y, orders, callback):
+    def _passes(self, X, y, orders, callback, weights=None):
         # partial_fit: one pass; the rows are new examples
         batch = self._batch(X)
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
@@ -713,7 +714,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             **self._fresh_passes(),
         }
 
-    def _train_resumable(self, X, y, callback, save, every):
+    def _train_resumable(self, X, y, callback, save, every, weights=None):
         """Epochs until one makes no update; checkpoints on block boundaries."""
         r = self._resume
         state = self._kstate
@@ -750,7 +751,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         Y = np.column_stack(self._targets(y))
         return self._margins(self._instances(X), Y, np.zeros_like(Y))
 
-    def _passes(self, X, y, orders, callback):
+    def _passes(self, X, y, orders, callback, weights=None):
         # partial_fit: one pass; the rows are new examples
         state = self._kstate
         data = self._instances(X, training=True)
@@ -869,5 +870,5 @@ def _warn_not_converged(est):
         f"an epoch still made updates. The data may not be separable (lam={est.lam}); a "
         "soft margin lam > 0 makes any data separable. Increase max_iter or lam.",
         ConvergenceWarning,
-        stacklevel=4,
+        stacklevel=user_level(),
     )

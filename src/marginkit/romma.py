@@ -4,7 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -20,6 +20,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 #: ROMMA's own parameters, of both forms
 ROMMA_CONSTRAINTS = {
@@ -49,7 +50,7 @@ class _ROMMA:
         return bool(self.aggressive) and self.delta > 0
 
 
-class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
+class ROMMAClassifier(Weighted, _ROMMA, OnlineLinearClassifier):
     __doc__ = f"""ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
 
     Y. Li and P. M. Long, "The Relaxed Online Maximum Margin Algorithm", Machine
@@ -106,6 +107,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         docs/defaults.md). The paper's experiments make one.
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R)`` (section 1 of
         Ishibashi, Hatano and Takeda, COLT 2008), R the largest 2-norm of an instance in
@@ -137,7 +139,11 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     True
     """
 
-    _parameter_constraints: dict = {**ROMMA_CONSTRAINTS, **LINEAR_CONSTRAINTS}
+    _parameter_constraints: dict = {
+        **ROMMA_CONSTRAINTS,
+        **LINEAR_CONSTRAINTS,
+        **WEIGHT_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -151,6 +157,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         shuffle=True,
         random_state=None,
         fit_intercept=True,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -163,6 +170,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 
@@ -170,7 +178,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0}
 
 
-class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
+class KernelROMMAClassifier(Weighted, _ROMMA, KernelOnlineClassifier):
     __doc__ = f"""ROMMA and aggressive ROMMA in a reproducing kernel Hilbert space.
 
     The update of :class:`ROMMAClassifier` with inner products replaced by a kernel
@@ -198,6 +206,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         stay level with the first pass's on noisy data (2 on adult: docs/defaults.md).
     {PASSES_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
@@ -232,6 +241,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
@@ -261,6 +271,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         early_stopping=False,
         validation_fraction=0.1,
         n_iter_no_change=2,
+        class_weight=None,
         verbose=0,
         n_epochs="deprecated",
     ):
@@ -283,6 +294,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.class_weight = class_weight
         self.verbose = verbose
         self.n_epochs = n_epochs
 

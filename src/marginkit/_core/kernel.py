@@ -55,7 +55,7 @@ from .._utils import times_power_of_two
 from .arrays import HOST, Host, to_numpy
 from .budget import NO_VOTE, maintain
 from .kernels import Kernel, thread_pool
-from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON
+from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON, UNWEIGHTED
 
 # Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
@@ -92,8 +92,9 @@ New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
 #: :mod:`marginkit._core.budget`; more than b without one), and ``adds`` (b,), what a
 #: correction of each row takes of it: 1, or 0 for a row whose example the store holds
 #: already, while only the rows held count against the budget
-#: (:meth:`KernelState.filling`).
-Block = namedtuple("Block", ["G", "Y", "inv", "room", "adds"])
+#: (:meth:`KernelState.filling`), and ``weight`` (b,), the rows' weights (empty: every
+#: row weighs 1; see :func:`kernel_walk`).
+Block = namedtuple("Block", ["G", "Y", "inv", "room", "adds", "weight"])
 
 
 @njit(cache=True, nogil=True)
@@ -144,6 +145,13 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     int
         The row reached: b, or the row after a correction that took some ``s_c``
         outside ``[fold_below, 1 / fold_below]`` or that filled the store.
+
+    Notes
+    -----
+    A row of weight c keeps its rule's test and scales what its update adds, as in
+    :func:`marginkit._core.linear.linear_pass`: ALMA's step is ``c eta_k``, the
+    Perceptron adds ``c y phi(x)``, ROMMA's ``w' = a w + d y phi(x)`` becomes
+    ``a w + c d y phi(x)``.
     """
     F = sums.F
     Gb, Y, inv_b = block.G, block.Y, block.inv
@@ -156,6 +164,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     for i in range(start, b):
         for c in range(n_classes):
             sums.f_seen[i, c] = F[i, c]
+        weight = block.weight[i] if block.weight.shape[0] > 0 else 1.0
         live = inv_b[i] > 0.0  # K(x, x) = 0: x never updates (footnote 3)
         fold = False
         made = False
@@ -174,7 +183,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                 if update:
                     reset = False
                     if kind == RULE_ALMA:
-                        eta = C / np.sqrt(kc)
+                        eta = weight * (C / np.sqrt(kc))
                         a = eta * yt / s[c]
                         n2 = norm2[c] + 2.0 * eta * yt * wx + eta * eta
                         if n2 > 1.0:
@@ -183,10 +192,10 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                         else:
                             norm2[c] = n2
                     elif kind == RULE_PERCEPTRON:
-                        a = yt / s[c]
+                        a = weight * yt / s[c]
                     else:
                         # ROMMA (Li and Long, section 3): w' = c w + d y x with
-                        # w' . w = ||w||^2 and y w' . x = 1
+                        # w' . w = ||w||^2 and y w' . x = 1; d scaled by the weight
                         x2 = Gb[i, i]
                         W = norm2[c]
                         gap = x2 * W - m * m
@@ -194,7 +203,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                             reset = True
                         else:
                             cc = (x2 * W - m) / gap
-                            dd = W * (1.0 - m) / gap
+                            dd = weight * (W * (1.0 - m) / gap)
                             s[c] *= cc
                             a = dd * yt / s[c]
                             # ||c w + d y x||^2 of the coefficients as computed
@@ -204,8 +213,8 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                                 own = (new.a[:i, c], new.t[:i, c], new.acc[:i, c], new.mask[:i, c])
                                 forget(c, i, T, own, sums, old)
                             s[c] = 1.0
-                            a = yt / x2
-                            norm2[c] = 1.0 / x2
+                            a = weight * yt / x2
+                            norm2[c] = weight * weight / x2
                     new.a[i, c] = a
                     new.v[i, c] = a
                     new.t[i, c] = T[c]
@@ -528,13 +537,14 @@ class RowStore:
         if self.keys is not None:
             check.array(self.keys, w + "keys", np.int64, (n,), within=(-1, 2**62))
 
-    def renumber(self, at):
-        """The examples of the rows held are now ``at[key]`` (positions in a larger
-        stream than the one the keys counted)."""
+    def renumber(self, at, start=0):
+        """The examples of the rows held from position ``start`` on are now ``start +
+        at[key - start]`` (positions in a larger stream than the one the keys counted)."""
         if self.keys is not None:
             n = self.n_rows
             keys = self.keys[:n]
-            keys[:] = np.where(keys >= 0, at[np.maximum(keys, 0)], -1)
+            moved = keys >= max(start, 0)  # -1: no example
+            keys[moved] = start + at[keys[moved] - start]
             self.__dict__.pop("_where", None)
 
     def collapse(self):
@@ -1140,13 +1150,15 @@ class KernelState(Stored):
         rows, problem = np.nonzero(self.mask[: self.m])
         return self.index[rows], self.label[rows], problem
 
-    def renumber(self, at, n_seen):
-        """Positions ``p`` in the stream of a fit become ``at[p]``, and the stream's
-        rows ``n_seen`` (a fit of some of the rows of the data it was given: positions
-        in those data)."""
+    def renumber(self, at, n_seen, start=0):
+        """Positions ``p >= start`` in the stream of a fit become ``start + at[p -
+        start]``, and the stream's rows ``n_seen`` (a fit of some of the rows of the data
+        it was given: positions in those data)."""
         m = self.m
-        self.index[:m] = at[self.index[:m]]
-        self.store.renumber(at)
+        index = self.index[:m]
+        moved = index >= start
+        index[moved] = start + at[index[moved] - start]
+        self.store.renumber(at, start)
         self.n_seen = n_seen
 
     def row_entries(self):
@@ -1686,6 +1698,7 @@ class _Corrections:
         self.rule, self.fold_below = params["rule"], params["fold_below"]
         self.block_size = params["block_size"]
         self.budget = params.get("budget")
+        self.weight = params.get("weight")
 
     def walk(self, rows, Xb, inv_b, block, F, Gb, cols, cache):
         state = self.state
@@ -1704,6 +1717,7 @@ class _Corrections:
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), np.zeros((0, C)))
         P, old = state.problems(), state.old(m0)
         room, adds = self.room(rows)
+        weight = UNWEIGHTED if self.weight is None else self.weight[rows]
         pos = 0
 
         def own(c):
@@ -1713,7 +1727,7 @@ class _Corrections:
             return ([] if state.V is None else [new.v[:pos, c]]), []
 
         while pos < b and room > 0:
-            walk_block = Block(Gb, Y_b, inv_b, room, adds)
+            walk_block = Block(Gb, Y_b, inv_b, room, adds, weight)
             start = pos
             pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
             room -= int(adds[start:pos][new.mask[start:pos].any(axis=1)].sum())
@@ -1759,7 +1773,8 @@ def train_blocks(state, data, Y, order, params, cache=None, progress=None):
     order : int array, the rows of X in presentation order
     params : dict
         ``rule`` (a :class:`marginkit._core.linear.Rule`), ``block_size`` and
-        ``fold_below`` (see :func:`kernel_walk`).
+        ``fold_below`` (see :func:`kernel_walk`); optional: ``budget``, and ``weight``,
+        the rows' positive weights (n,) (None: every row weighs 1).
     cache : None or (P, seen) arrays: the margin sums of every row over the first
         ``seen[row]`` support vectors, filled in and used across epochs
     progress : callable(n_rows) or None

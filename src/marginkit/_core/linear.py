@@ -129,25 +129,42 @@ Norm = namedtuple("Norm", ["p", "fold_below"])
 # format: a pass holds no branch on the format, and each format keeps the arithmetic
 # (and so every rounding) it always had.
 
+#: The weights of rows that have none: every row weighs 1 (see :data:`DenseRows`).
+UNWEIGHTED = np.zeros(0)
+UNWEIGHTED.flags.writeable = False
+
 #: Dense rows: ``X`` (n, n_features), C-contiguous float64. ``aug`` != 0 appends a
 #: constant coordinate holding ``aug`` to every row (the (x, -R) bias augmentation, at
 #: index d - 1 of the weights); ``xscale[r]`` caches ``1 / ||(x_r, aug)||_p`` (ALMA's
 #: normalisation; 1 for the rules that do not normalise; 0 for a zero row, which never
-#: updates; negative for "not computed yet", filled in by the pass).
-DenseRows = namedtuple("DenseRows", ["X", "aug", "xscale"])
+#: updates; negative for "not computed yet", filled in by the pass). ``weight[r] > 0``
+#: is row r's weight (``sample_weight`` times its class's weight), which scales its
+#: update (see :func:`linear_pass`); empty when every row weighs 1.
+DenseRows = namedtuple("DenseRows", ["X", "aug", "xscale", "weight"], defaults=(UNWEIGHTED,))
 
 #: CSR rows: row r holds the values ``data[indptr[r]:indptr[r + 1]]`` at the columns
 #: ``indices[...]`` (unsigned, so that numba skips its negative-index wraparound),
-#: explicit zeros included. ``aug`` and ``xscale`` as in :data:`DenseRows`.
-CsrRows = namedtuple("CsrRows", ["indptr", "indices", "data", "aug", "xscale"])
+#: explicit zeros included. ``aug``, ``xscale`` and ``weight`` as in :data:`DenseRows`.
+CsrRows = namedtuple(
+    "CsrRows", ["indptr", "indices", "data", "aug", "xscale", "weight"], defaults=(UNWEIGHTED,)
+)
 
 
 def rows_of(batch):
     """The rows of a batch (``X``, or ``indptr, indices, data`` where ``is_sparse``, and
-    ``aug``, ``xscale``) as the passes read them: :data:`DenseRows` or :data:`CsrRows`."""
+    ``aug``, ``xscale``, ``weight``) as the passes read them: :data:`DenseRows` or
+    :data:`CsrRows`."""
     if batch.is_sparse:
-        return CsrRows(batch.indptr, batch.indices, batch.data, batch.aug, batch.xscale)
-    return DenseRows(batch.X, batch.aug, batch.xscale)
+        return CsrRows(
+            batch.indptr, batch.indices, batch.data, batch.aug, batch.xscale, batch.weight
+        )
+    return DenseRows(batch.X, batch.aug, batch.xscale, batch.weight)
+
+
+@njit(inline="always", **NUMBA_OPTS)
+def row_weight(weight, r):
+    """Row r's weight: ``weight[r]``, or 1 where ``weight`` is empty (no weights)."""
+    return weight[r] if weight.shape[0] > 0 else 1.0
 
 
 def _by_format(dense, sparse):
@@ -510,6 +527,12 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
 
     The last four are for p = 2 and do not normalise the instances.
 
+    A row of weight c (``rows.weight``; 1 when it is empty) keeps its rule's test and
+    scales what its update adds: ALMA's step is ``c eta_k``, the Perceptrons add
+    ``c y x``, and ROMMA's ``w' = a w + d y x`` becomes ``a w + c d y x`` (``c y x /
+    ||x||^2`` where only the new constraint binds). A weight of 1 is the unweighted
+    algorithm bit for bit.
+
     Parameters
     ----------
     rows : DenseRows or CsrRows
@@ -586,6 +609,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
             # margin y_t w_k . x_hat_t with w = sigma * g
             dot = row_dot(rows, r, g)
             margin = yt * sigma_w * dot * xs
+            weight = row_weight(rows.weight, r)
             if kind == RULE_ALMA:
                 update = margin <= threshold
             elif kind == RULE_MARGIN_PERCEPTRON:
@@ -608,8 +632,8 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                 break
             if update:
                 if kind == RULE_ALMA:
-                    eta = C / (sqrt_pm1 * np.sqrt(k))
-                    # theta' = theta + eta y x_hat, i.e. v += (eta y xs / s) x
+                    eta = weight * (C / (sqrt_pm1 * np.sqrt(k)))
+                    # theta' = theta + c eta y x_hat, i.e. v += (c eta y xs / s) x
                     coef = eta * yt * xs / s
                 elif kind == RULE_ROMMA or kind == RULE_AGGRESSIVE_ROMMA:
                     wnorm2 = s * s * total
@@ -627,8 +651,10 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     else:
                         s *= (x2 * wnorm2 - margin) / gap
                         coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
+                    # w' = a w + c d y x: the new example's term scaled by its weight
+                    coef = weight * coef
                 else:
-                    coef = yt / s
+                    coef = weight * yt / s
                 if logging:
                     h_coef[hk] = coef
                     h_rescale[hk] = pending

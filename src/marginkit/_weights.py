@@ -1,0 +1,116 @@
+"""Sample and class weights: ``sample_weight`` in ``fit`` and ``partial_fit``, and the
+``class_weight`` parameter, with the meaning they have in scikit-learn's ``Perceptron``
+and ``SGDClassifier``: a row's weight is its sample weight times its class's weight,
+and it scales the row's update (what that is for each rule: the ``linear_pass`` and
+``kernel_walk`` docstrings, and each algorithm's page in docs/algorithms/).
+
+Two rules hold for every estimator here, whatever its algorithm:
+
+- a row of weight 0 is dropped before anything reads it, so that a zero weight is the
+  row left out, exactly (the radius of the instances, the classes, the order of the
+  passes and every update are those of the data without it);
+- ``class_weight="balanced"`` gives class k the weight ``W / (K W_k)``, ``W_k`` the
+  total sample weight of its rows, ``W`` that of all of them, K the number of classes:
+  scikit-learn's ``n_samples / (n_classes * np.bincount(y))`` when no sample weight
+  is given, and with one, the weight under which an integer sample weight is its row
+  repeated.
+
+:meth:`partial_fit` fixes the class weights at its first call (``class_weight_``),
+from that call's rows for ``"balanced"``.
+"""
+
+import numpy as np
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.validation import _check_sample_weight
+
+from ._core.arrays import on_host, to_numpy
+
+#: The parameter of the estimators that take weights.
+WEIGHT_CONSTRAINTS = {"class_weight": [StrOptions({"balanced"}), dict, None]}
+
+CLASS_WEIGHT_DOC = """class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, ``{label: weight}`` (a label left out weighs 1), as in
+        scikit-learn's ``Perceptron``: a row's weight is its ``sample_weight`` times
+        its class's, and it scales the row's update (the "Weights" section of the
+        algorithm's page in docs/algorithms/). ``"balanced"`` weighs class k by
+        ``W / (n_classes W_k)``, ``W_k`` the total sample weight of its rows (their
+        number when none is given), so that every class weighs as much in all.
+        :meth:`partial_fit` and a streamed fit fix them at the first call or chunk,
+        from its rows for ``"balanced"``; ``class_weight_`` holds them. A class whose
+        rows all weigh 0 is left out of a fit, as its rows are."""
+
+SAMPLE_WEIGHT_DOC = """sample_weight : array-like of shape (n_samples,), default=None
+            Weights >= 0 of the rows (None: 1 each), multiplied by their classes'
+            (``class_weight``). A row's weight scales its update (the "Weights"
+            section of the algorithm's page in docs/algorithms/); a row of weight 0
+            is left out, exactly."""
+
+
+def as_weights(sample_weight, n):
+    """``sample_weight`` validated as scikit-learn validates it: a 1-d float64 array of n
+    numbers >= 0 on the host (ones when None), all zero allowed."""
+    if sample_weight is not None and not np.isscalar(sample_weight):
+        sample_weight = on_host(sample_weight)
+    # a host stand-in for X: only its number of rows is read
+    rows = np.broadcast_to(np.float64(0.0), (n, 1))
+    sw = _check_sample_weight(
+        sample_weight,
+        rows,
+        dtype=np.float64,
+        ensure_non_negative=True,
+        allow_all_zero_weights=True,
+    )
+    return np.asarray(to_numpy(sw), dtype=np.float64)
+
+
+def _checked(weights, classes):
+    """Class weights, or a ValueError for one that is not a finite number >= 0."""
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        found = {classes[i].item(): float(weights[i]) for i in np.flatnonzero(bad)}
+        raise ValueError(f"class_weight must hold finite numbers >= 0; got {found}")
+    return weights
+
+
+def class_weights(class_weight, classes, y, sample_weight):
+    """The weight of each of ``classes`` (sorted) under ``class_weight`` (None, a dict or
+    "balanced", from the rows ``y`` of weights ``sample_weight``)."""
+    if class_weight is None:
+        return np.ones(classes.shape[0])
+    if isinstance(class_weight, dict):
+        # scikit-learn's check and wording for labels that are not classes
+        return _checked(compute_class_weight(class_weight, classes=classes, y=y), classes)
+    totals = np.bincount(np.searchsorted(classes, y), sample_weight, classes.shape[0])
+    missing = totals <= 0
+    if missing.any():
+        raise ValueError(
+            f"class_weight='balanced' needs rows of weight > 0 of every class, and "
+            f"{classes[missing].tolist()} have none in these data. Pass rows of every "
+            "class (the first call of partial_fit, or a stream's first chunk, sets the "
+            "weights), or class_weight as a dict."
+        )
+    return totals.sum() / (classes.shape[0] * totals)
+
+
+def as_stored(per_class):
+    """Class weights as a model keeps them: a tuple of floats (not an array, which
+    scikit-learn's array API contract would have in the namespace of the data)."""
+    return tuple(float(w) for w in per_class)
+
+
+def check_stored(stored, n_classes):
+    """A ValueError unless ``stored`` is what :func:`as_stored` makes for n classes."""
+    if (
+        type(stored) is not tuple
+        or len(stored) != n_classes
+        or not all(type(w) is float and np.isfinite(w) and w >= 0 for w in stored)
+    ):
+        raise ValueError(f"must be a tuple of {n_classes} finite floats >= 0")
+
+
+def no_weight_error():
+    return ValueError(
+        "Sample weights must contain at least one non-zero number: every row weighs 0 "
+        "(its sample_weight times its class's weight)."
+    )
