@@ -464,15 +464,18 @@ def _pumma_step(w, z, p):
     return link(a * theta + c_of(a) * z, p)
 
 
-def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1):
+def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1, weights=None):
     """PUMMA_p(delta) on labels in {-1, +1}: hypotheses (w, b), counts, epochs, converged.
 
     The soft margin is taken literally: every instance gets n more coordinates, its
-    own holding sqrt(lam), so w has d + n coordinates (the first d are returned).
+    own holding sqrt(lam), so w has d + n coordinates (the first d are returned). A row
+    of weight c (``weights``) holds sqrt(lam / c) there: the 2-norm soft margin's loss
+    of the row, lam^-1 xi^2, weighed by c.
     """
     X = _dense(X)
     n, d = X.shape
-    Xa = np.hstack([X, np.sqrt(lam) * np.eye(n)]) if lam > 0 else X
+    c = _weights(weights, n)
+    Xa = np.hstack([X, np.diag(np.sqrt(lam / c))]) if lam > 0 else X
     w, b = np.zeros(Xa.shape[1]), 0.0
     pos = neg = None
     hyps, counts = [(w[:d], b)], [0]
@@ -594,16 +597,17 @@ def kernel_family_scores(runs, K_test, output):
     return out.ravel() if out.shape[1] == 1 else out
 
 
-def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1):
+def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1, weights=None):
     """Kernel PUMMA_2(delta) on the training Gram matrix K, one trial at a time.
 
     w = sum_j beta_j phi~(x_j) with phi~(x_i) . phi~(x_j) = K[i, j] + lam [i = j];
     the update solves the two KKT equations of min ||w'|| s.t. w' . w >= ||w||^2 and
     w' . z >= 1 (z = (phi~(x+) - phi~(x-)) / 2) by a 2 x 2 linear solve.
+    A row of weight c (``weights``) has lam / c on the diagonal.
     Returns (hypotheses (beta, b), counts, epochs, converged).
     """
     n = K.shape[0]
-    Kt = K + lam * np.eye(n)
+    Kt = K + np.diag(lam / _weights(weights, n))
     beta, b = np.zeros(n), 0.0
     pos = neg = None
     hyps, counts = [(beta, b)], [0]

@@ -507,7 +507,8 @@ CASES = [
     ),
     ("alma-fi", value((*S0, "b_first"), np.zeros(1)), r"b_data and b_first must be lists"),
     # PUMMAState
-    ("pumma", to((*S0, "pf"), _longer), r"_states\[0\]\.pf must have shape \(7\)"),
+    ("pumma", to((*S0, "pf"), _longer), r"_states\[0\]\.pf must have shape \(9\)"),
+    ("pumma", item((*S0, "pf"), 7, 0.0), r"pf must hold the weights of x\+ and x-, > 0"),
     ("pumma", item((*S0, "pi"), 0, 6), r"pi \(nonzeros of x\+\) must be <= 5, got 6"),
     ("pumma", item((*S0, "pi"), 1, -1), r"pi \(nonzeros of x-\) must be >= 0, got -1"),
     ("pumma", item((*S0, "pi"), 2, -2), r"pi \(row of x\+\) must be >= -1, got -2"),
@@ -581,6 +582,7 @@ CASES = [
     ("kpumma", item(("_kstate", "seen"), 0, 4), r"_kstate\.seen holds 4, outside \[0, 4\)"),
     ("kpumma", item(("_kstate", "pos_row"), 0, -2), r"_kstate\.pos_row holds -2, outside"),
     ("kpumma", item(("_kstate", "conflicts"), 0, -2), r"_kstate\.conflicts holds -2, outside"),
+    ("kpumma", item(("_kstate", "neg_weight"), 1, 0.0), r"pos_weight and neg_weight must be > 0"),
     ("kpumma", value(("_kstate", "NEG", "n"), 0), r"_kstate\.NEG\.rows must have shape|NEG\.n"),
     ("kpumma", value(("_kstate", "normalize"), 0), r"_kstate\.normalize must be a bool, got"),
     ("kpumma", value(("_kstate",), 0), r"_kstate must be of type PairState, got int"),

@@ -15,11 +15,16 @@ from reference import (
     kernel_family_binary,
     kernel_family_scores,
     kernel_matrix,
+    kernel_pumma_binary,
+    kernel_pumma_scores,
     linear_fit,
     linear_scores,
     margin_perceptron_binary,
     ovr_targets,
+    ovr_until_quiet,
     perceptron_binary,
+    pumma_binary,
+    pumma_scores,
     romma_binary,
     tie_free,
 )
@@ -48,6 +53,8 @@ WEIGHTED = [
     ROMMAClassifier,
     KernelROMMAClassifier,
     MarginPerceptronClassifier,
+    PUMMAClassifier,
+    KernelPUMMAClassifier,
 ]
 ids = [c.__name__ for c in WEIGHTED]
 
@@ -202,6 +209,77 @@ def test_weighted_kernel_alma_equals_the_reference(block_size):
     for output in ["last", "avg", "voted"]:
         clf.set_params(output=output)
         assert rel_err(clf.decision_function(X_test), want[output]) < 1e-9
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("p", [2.0, 3.0])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_weighted_pumma_equals_the_reference(p, sparse):
+    X, y = make_blobs_pm(n=60, d=5, n_classes=3, seed=20 + int(p))
+    X = X + 3.0
+    if sparse:
+        X = sp.csr_matrix(X * (np.random.default_rng(3).uniform(size=X.shape) < 0.7))
+    w = weights_of(60, seed=int(p), zeros=False)
+    with tie_free(rtol=1e-7):
+        runs, epochs, converged = ovr_until_quiet(
+            lambda t, **kw: pumma_binary(X, t, p=p, delta=0.2, lam=1.0, weights=w, **kw),
+            ovr_targets(y, np.unique(y)),
+            4,
+        )
+        pumma_scores(runs, X, "voted")
+    clf = PUMMAClassifier(
+        shuffle=False, tol=None, keep_corrections=True, p=p, delta=0.2, lam=1.0, max_iter=4
+    )
+    fitted(clf, X, y, sample_weight=w)
+    assert clf.converged_ == converged
+    assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
+    assert clf.n_epochs_ == epochs
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X), pumma_scores(runs, X, output)) < 1e-7
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("block_size", [1, 7, 256])
+def test_weighted_kernel_pumma_equals_the_reference(block_size):
+    X, y = make_blobs_pm(n=50, d=4, n_classes=3, seed=21)
+    X_test, _ = make_blobs_pm(n=20, d=4, n_classes=3, seed=97)
+    w = weights_of(50, seed=21, zeros=False)
+    K = kernel_matrix("rbf", X, X, gamma=0.3)
+    K_test = kernel_matrix("rbf", X_test, X, gamma=0.3)
+    with tie_free():
+        runs, _, _ = ovr_until_quiet(
+            lambda t, **kw: kernel_pumma_binary(K, t, delta=0.2, lam=1.0, weights=w, **kw),
+            ovr_targets(y, np.unique(y)),
+            4,
+        )
+        want = {o: kernel_pumma_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
+    clf = KernelPUMMAClassifier(
+        shuffle=False,
+        kernel="rbf",
+        gamma=0.3,
+        delta=0.2,
+        lam=1.0,
+        max_iter=4,
+        block_size=block_size,
+    )
+    fitted(clf, X, y, sample_weight=w)
+    assert list(clf.n_corrections_per_class_) == [len(r[0]) - 1 for r in runs]
+    for output in ["last", "avg", "voted"]:
+        clf.set_params(output=output)
+        assert rel_err(clf.decision_function(X_test), want[output]) < 1e-9
+
+
+def test_pumma_weights_live_in_the_soft_margin():
+    """With the hard margin (lam=0) a weight changes nothing: PUMMA's weights are its
+    soft margin's (docs/algorithms/pumma.md)."""
+    X, y = make_blobs_pm(n=60, d=4, n_classes=2, seed=22)
+    X = X + 3.0
+    w = weights_of(60, seed=22, zeros=False)
+    params = {"lam": 0.0, "max_iter": 3, "tol": None, "random_state": 0}
+    a = fitted(PUMMAClassifier(**params), X, y, sample_weight=w)
+    b = fitted(PUMMAClassifier(**params), X, y)
+    np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
 
 
 # -- what a weight equals -------------------------------------------------------------
@@ -436,17 +514,6 @@ def test_balanced_partial_fit_needs_every_class_in_its_first_call():
     assert not hasattr(est, "classes_")
 
 
-@pytest.mark.parametrize("cls", [PUMMAClassifier, KernelPUMMAClassifier])
-def test_pumma_takes_no_weights_yet(cls):
-    """PUMMA's weights belong in its soft margin (a row's slack coordinate
-    sqrt(lam / c), the 2-norm soft margin's weighted loss), not yet built: it takes
-    none, and says so as scikit-learn's estimators without them do (a TypeError)."""
-    X, y = make_blobs_pm(n=30, d=3, n_classes=2, seed=17)
-    with pytest.raises(TypeError, match="sample_weight"):
-        cls().fit(X, y, sample_weight=np.ones(30))
-    assert "class_weight" not in cls().get_params()
-
-
 # -- the command line and a file streamed ----------------------------------------------
 
 
@@ -480,7 +547,6 @@ def test_the_command_line_takes_balanced_class_weights(tmp_path, capsys):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--estimator", "pumma", "--class-weight", "balanced"], "pumma takes no class weights"),
         (
             ["--estimator", "alma", "--class-weight", "balanced", "--param", "class_weight=None"],
             "--class-weight balanced and --param class_weight=None disagree",

@@ -1,8 +1,9 @@
 """Sample and class weights: ``sample_weight`` in ``fit`` and ``partial_fit``, and the
 ``class_weight`` parameter, with the meaning they have in scikit-learn's ``Perceptron``
 and ``SGDClassifier``: a row's weight is its sample weight times its class's weight,
-and it scales the row's update (what that is for each rule: the ``linear_pass`` and
-``kernel_walk`` docstrings, and each algorithm's page in docs/algorithms/).
+and it scales the row's update, or, for PUMMA, its soft margin's loss (what that is
+for each rule: the docstrings of the compiled passes, and each algorithm's page in
+docs/algorithms/).
 
 Two rules hold for every estimator here, whatever its algorithm:
 

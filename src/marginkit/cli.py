@@ -365,7 +365,7 @@ def _add_model_commands(commands):
         default=None,
         help="weigh each class by n_samples / (n_classes * its rows) (--param "
         "class_weight=balanced): for imbalanced data. Streamed (--chunk-size), from the "
-        "first chunk. Every estimator but pumma and kernel-pumma takes it",
+        "first chunk",
     )
     train.add_argument("--model", required=True, metavar="PATH", help="where to save it")
     train.add_argument(
@@ -534,7 +534,7 @@ def _read_options(args, default_label_column="model"):
 def _train(args) -> int:
     from sklearn.utils._param_validation import InvalidParameterError
 
-    from .tasks import ESTIMATORS, describe_passes, parse_param, train
+    from .tasks import describe_passes, parse_param, train
 
     try:
         params = dict(parse_param(p) for p in args.param)
@@ -550,11 +550,6 @@ def _train(args) -> int:
                 raise ValueError(
                     f"--class-weight {args.class_weight} and --param class_weight="
                     f"{params['class_weight']} disagree: give one"
-                )
-            if "class_weight" not in ESTIMATORS[args.estimator]().get_params():
-                raise ValueError(
-                    f"--class-weight: {args.estimator} takes no class weights (every "
-                    "estimator but pumma and kernel-pumma does)"
                 )
             params["class_weight"] = args.class_weight
         if not args.quiet and sys.stderr.isatty():

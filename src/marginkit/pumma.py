@@ -14,6 +14,7 @@ from ._base import (
     LINEAR_CONSTRAINTS,
     P_MAX,
     OnlineLinearClassifier,
+    Weighted,
     check_finite_state,
     not_for_voted,
 )
@@ -28,6 +29,7 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size
 from ._passes import PASS_KEYS, ended_early
 from ._registry import trusted_type
 from ._utils import user_level
+from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 
 @trusted_type
@@ -41,6 +43,7 @@ class PUMMAState(PNormState):
         self.h_sigma = np.zeros(self.h_coef.shape[0])
         self.h_bias = np.zeros(self.h_coef.shape[0])
         self.pf = np.zeros(K.N_PSTATE)
+        self.pf[[K.P_W_POS, K.P_W_NEG]] = 1.0  # no x+ or x- yet: weights of 1
         self.pi = np.zeros(K.N_QSTATE, dtype=np.int64)
         self.pi[K.Q_POS_ROW] = -1
         self.pi[K.Q_NEG_ROW] = -1
@@ -93,6 +96,14 @@ class PUMMAState(PNormState):
         "newton_count",
     )
 
+    def __setstate__(self, state):
+        pf = state.get("pf")
+        if isinstance(pf, np.ndarray) and pf.dtype == np.float64 and pf.shape == (7,):
+            # saved before weights: x+ and x- weighed 1
+            state = dict(state)
+            state["pf"] = np.concatenate([pf, [1.0, 1.0]])
+        super().__setstate__(state)
+
     def _check_loaded(self, where, d, p):
         """:meth:`PNormState._check_loaded`, and PUMMA's own: the stored x+ and x-
         (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
@@ -100,7 +111,9 @@ class PUMMAState(PNormState):
         data where a fit resumes), the scalar states ``pf`` and ``pi``."""
         super()._check_loaded(where, d, p)
         w = f"{where}."
-        check.array(self.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
+        pf = check.array(self.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
+        if not (pf[K.P_W_POS] > 0 and pf[K.P_W_NEG] > 0):
+            check.fail(w + "pf", "must hold the weights of x+ and x-, > 0")
         pi = check.array(self.pi, w + "pi", np.int64, (K.N_QSTATE,))
         check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
         check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
@@ -227,7 +240,7 @@ PUMMA_CONSTRAINTS = {
 }
 
 
-class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
+class PUMMAClassifier(Weighted, _Streaming, OnlineLinearClassifier):
     __doc__ = f"""PUMMA_p(delta): an online approximate maximum p-norm margin classifier with bias.
 
     K. Ishibashi, K. Hatano and M. Takeda, "Online Learning of Approximate Maximum
@@ -294,6 +307,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         predicts better on data that are not separable (docs/defaults.md).
     {KEEP_CORRECTIONS_DOC}
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     verbose : int, default=0
         A progress bar over epochs.
 
@@ -335,6 +349,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         "p": [Interval(Real, P_MIN, P_MAX, closed="both"), StrOptions({"log"})],
         **PUMMA_CONSTRAINTS,
         **LINEAR_CONSTRAINTS,
@@ -361,6 +376,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         keep_corrections=False,
         shuffle=True,
         random_state=None,
+        class_weight=None,
         verbose=0,
         max_epochs="deprecated",
     ):
@@ -373,6 +389,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state
+        self.class_weight = class_weight
         self.verbose = verbose
         self.max_epochs = max_epochs
 
@@ -454,7 +471,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         n = X.shape[0]
         step = n if every is None else int(every)
         X = self._model_units(X, training=True)
-        batch = _Batch(X, self.p_, 0.0)
+        batch = _Batch(X, self.p_, 0.0, weight=weights)
         targets = self._targets(y)
         problems = list(zip(self._states, targets, r["slacks"], strict=True))
 
@@ -469,7 +486,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
         _epochs_until_quiet(self, n, step, save, run_chunk, callback)
         for j, (state, y_pm, slack) in enumerate(problems):
-            self.margin_[j] = self._training_margin(state, X, y_pm, slack)
+            self.margin_[j] = self._training_margin(state, X, y_pm, slack, weights)
         _end_of_fit(self, r)
 
     def _chunk_margins(self, X, y):
@@ -482,14 +499,16 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             ]
         )
 
-    def _training_margin(self, state, X, y_pm, slack):
-        """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows X in the model's
-        units (slack included), in the units of the data."""
+    def _training_margin(self, state, X, y_pm, slack, weights=None):
+        """min_i y_i (w~ . x~_i + b) / ||w~||_q over the training rows X (of ``weights``)
+        in the model's units (slack included: a row's coordinate is sqrt(lam / weight)),
+        in the units of the data."""
         sigma = state.fs[L.F_SIGMA_W]
         f = np.asarray(X @ (sigma * state.direction)).ravel() + state.bias
         lam = self._model_lam()
         if lam > 0:
-            f += np.sqrt(lam) * sigma * np.sign(slack) * np.abs(slack) ** (self.p_ - 1)
+            coordinate = np.sqrt(lam if weights is None else lam / weights)
+            f += coordinate * sigma * np.sign(slack) * np.abs(slack) ** (self.p_ - 1)
         total = state.fs[L.F_SUM]
         norm = state.fs[L.F_S] * total ** (1.0 / self.p_) if total > 0 else 0.0
         # the margin of a separator scales as the instances do
@@ -497,7 +516,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _passes(self, X, y, orders, callback, weights=None):
         # partial_fit: one pass; the rows are new examples
-        batch = self._batch(X)
+        batch = self._batch(X, weights)
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
         changes = 0
         for j, y_pm in enumerate(self._targets(y)):
@@ -535,7 +554,7 @@ class _Work:
     it (the scratch is made for each pass, :func:`marginkit._core.pumma.new_work`)."""
 
 
-class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
+class KernelPUMMAClassifier(Weighted, _Streaming, KernelOnlineClassifier):
     __doc__ = f"""PUMMA_2(delta) in a reproducing kernel Hilbert space, with a bias.
 
     The p = 2 algorithm of :class:`PUMMAClassifier` with inner products replaced by a
@@ -565,6 +584,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         until marginkit 0.3.
     output : {{"last", "avg", "voted"}}, default="avg"
     {SHUFFLE_DOC}
+    {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
     verbose : int, default=0
 
@@ -606,6 +626,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
+        **WEIGHT_CONSTRAINTS,
         **PUMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         "normalize": ["boolean"],
@@ -629,6 +650,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         normalize=False,
         block_size="auto",
         cache_size=200,
+        class_weight=None,
         verbose=0,
         max_epochs="deprecated",
     ):
@@ -646,6 +668,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.normalize = normalize
         self.block_size = block_size
         self.cache_size = cache_size
+        self.class_weight = class_weight
         self.verbose = verbose
         self.max_epochs = max_epochs
 
@@ -726,21 +749,24 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         cache = None if r["cache_P"] is None else (r["cache_P"], r["cache_seen"])
         slack = r["slack"]
 
+        params = {**self._params(data), "weight": weights}
+
         def run_chunk(order, lo, hi):
-            updates, conflicts = train_pairs(
-                state, data, Y, order[lo:hi], slack, self._params(data), cache
-            )
+            updates, conflicts = train_pairs(state, data, Y, order[lo:hi], slack, params, cache)
             return updates + conflicts
 
         _epochs_until_quiet(self, n, step, save, run_chunk, callback)
         state.n_seen += n
-        self._keep_margin(self._margins(data, Y, slack))
+        self._keep_margin(self._margins(data, Y, slack, weights))
         _end_of_fit(self, r)
 
-    def _margins(self, data, Y, slack):
-        """The training margin of every problem on rows X, slack coordinates included."""
+    def _margins(self, data, Y, slack, weights=None):
+        """The training margin of every problem on rows X (of ``weights``), slack
+        coordinates included (a row's soft-margin term is lam / weight)."""
         state = self._kstate
-        f = data.backend.host(state.scores(data, "last")) + self._model_lam() * state.s * slack
+        lam = self._model_lam()
+        lam = lam if weights is None else (lam / weights)[:, None]
+        f = data.backend.host(state.scores(data, "last")) + lam * state.s * slack
         norm = np.sqrt(state.norm2)
         with np.errstate(divide="ignore", invalid="ignore"):
             margin = np.where(norm > 0, np.min(Y * f, axis=0) / norm, 0.0)
@@ -759,7 +785,8 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         state.new_data()
         slack = np.zeros((X.shape[0], Y.shape[1]))
         order = np.ascontiguousarray(orders[0], dtype=np.int64)
-        updates, conflicts = train_pairs(state, data, Y, order, slack, self._params(data))
+        params = {**self._params(data), "weight": weights}
+        updates, conflicts = train_pairs(state, data, Y, order, slack, params)
         state.n_seen += X.shape[0]
         state.margin = None  # of the training set of a fit: measured by fit
         _end_of_partial_fit(self, updates + conflicts)

@@ -37,7 +37,7 @@ from .kernel import (
     run_blocks,
 )
 from .kernels import Kernel
-from .linear import Rule
+from .linear import UNWEIGHTED, Rule
 
 
 @njit(cache=True, nogil=True)
@@ -51,19 +51,21 @@ def _kernel_to(Gb, k0, handle, i2, c):
 #: the atoms (``Gp``, ``Gn``) and their slack coordinates (``slp``, ``sln``), which
 #: classes were seen (bits 1, 2), the in-block rows of x+ and x- (``pos_blk``, -1: from
 #: before the block), their rows in the data (-1: earlier data), their K(x, x), the
-#: conflicts.
+#: conflicts, and the weights of x+ and x- (their soft-margin term is lam / weight).
 PairProblems = namedtuple(
     "PairProblems",
     [*Problems._fields, "Tb", "bias", "Gp", "Gn", "slp", "sln", "seen", "pos_blk", "neg_blk"]
-    + ["pos_row", "neg_row", "pos_diag", "neg_diag", "conflicts"],
+    + ["pos_row", "neg_row", "pos_diag", "neg_diag", "conflicts", "pos_weight", "neg_weight"],
 )
 #: What :func:`pumma_walk` reads of a block: its Gram ``G`` (b x b, the kernel,
 #: normalised or not, without ``lam``), the one-vs-rest targets ``Y`` (b x C, +1 / -1),
 #: the block's ``rows`` in the data (where the slack sums are), ``kpos[:, c]`` and
 #: ``kneg[:, c]`` the kernel columns of the x+ and x- problem c had at the start of the
-#: block (b x C), and ``lam``, the 2-norm soft margin's term on the diagonal of the
-#: kernel (``K(x_i, x_j) + lam [i = j]``).
-PairBlock = namedtuple("PairBlock", ["G", "Y", "rows", "kpos", "kneg", "lam"])
+#: block (b x C), ``lam``, the 2-norm soft margin's term on the diagonal of the
+#: kernel (``K(x_i, x_j) + lam [i = j]``; ``lam / weight`` for a row of that weight,
+#: the soft margin's loss of the row weighed), and ``weight`` (b,), the rows' weights
+#: (empty: 1 each).
+PairBlock = namedtuple("PairBlock", ["G", "Y", "rows", "kpos", "kneg", "lam", "weight"])
 #: The atoms made in a block (capacity b x C, ``n[0]`` made): their problem, the in-block
 #: rows of x+ and x- (-1: the one from before the block), coefficient, coefficient as
 #: made, averaging total at insertion, closed intervals, bias over s, and whether it
@@ -89,7 +91,7 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     ``y (w . x + b) < 1 - delta`` the example replaces x+ or x-, and ``w' = c w + d z``
     with ``z = (phi(x+) - phi(x-)) / 2``, ROMMA's closed form on z (see
     :mod:`marginkit._core.pumma`), the bias ``b = -(w . x+ + w . x-) / 2``; the 2-norm
-    soft margin adds ``lam`` to the kernel's diagonal.
+    soft margin adds ``lam`` to the kernel's diagonal (``lam / c`` for a row of weight c).
 
     Parameters
     ----------
@@ -121,23 +123,26 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
         ``[fold_below, 1 / fold_below]``.
     """
     F, f_seen, slack = sums.F, sums.f_seen, sums.slack
-    Gb, Y, rows, kpos0, kneg0, lam = block
+    Gb, Y, rows, kpos0, kneg0, lam, weights = block
     delta = rule.delta
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
     cur = P
     seen, bias, Gp, Gn, slp, sln = cur.seen, cur.bias, cur.Gp, cur.Gn, cur.slp, cur.sln
     pos_blk, neg_blk, pos_row, neg_row = cur.pos_blk, cur.neg_blk, cur.pos_row, cur.neg_row
     pos_diag, neg_diag = cur.pos_diag, cur.neg_diag
+    pos_weight, neg_weight = cur.pos_weight, cur.neg_weight
     b, n_classes = F.shape
     for i in range(start, b):
         for c in range(n_classes):
             f_seen[i, c] = F[i, c]
         fold = False
         r = rows[i]
+        wi = weights[i] if weights.shape[0] > 0 else 1.0
+        li = lam / wi  # the row's soft-margin term
         for c in range(n_classes):
             # every row takes part, x = 0 too: its constraint is y b >= 1
             yt = Y[i, c]
-            score = s[c] * (F[i, c] + lam * slack[r, c])
+            score = s[c] * (F[i, c] + li * slack[r, c])
             if yt * (score + bias[c]) < 1.0 - delta:
                 mine = 1 if yt > 0 else 2
                 a = 0.0
@@ -150,12 +155,14 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                         pos_blk[c] = i
                         pos_row[c] = r
                         pos_diag[c] = Gb[i, i]
+                        pos_weight[c] = wi
                         Gp[c] = F[i, c]
                         slp[c] = slack[r, c]
                     else:
                         neg_blk[c] = i
                         neg_row[c] = r
                         neg_diag[c] = Gb[i, i]
+                        neg_weight[c] = wi
                         Gn[c] = F[i, c]
                         sln[c] = slack[r, c]
                     bias[c] = yt
@@ -172,6 +179,7 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                         kpn = _kernel_to(Gb, kneg0, n_h, i, c)
                         kpp = Gb[i, i]
                         knn = neg_diag[c]
+                        lp, ln = li, lam / neg_weight[c]
                         gp, sp_, gn, sn = F[i, c], slack[r, c], Gn[c], sln[c]
                     else:
                         n_h = i
@@ -179,9 +187,10 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                         kpn = _kernel_to(Gb, kpos0, p_h, i, c)
                         kpp = pos_diag[c]
                         knn = Gb[i, i]
+                        lp, ln = lam / pos_weight[c], li
                         gp, sp_, gn, sn = Gp[c], slp[c], F[i, c], slack[r, c]
-                    Z = 0.25 * (kpp + lam - 2.0 * kpn + knn + lam)  # ||z||^2
-                    if Z <= 1e-15 * (kpp + knn + 2.0 * lam):
+                    Z = 0.25 * (kpp + lp - 2.0 * kpn + knn + ln)  # ||z||^2
+                    if Z <= 1e-15 * (kpp + knn + (lp + ln)):
                         # x equals the stored example of the other class
                         cur.conflicts[c] += 1
                     else:
@@ -190,12 +199,14 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                             pos_blk[c] = i
                             pos_row[c] = r
                             pos_diag[c] = Gb[i, i]
+                            pos_weight[c] = wi
                         else:
                             neg_blk[c] = i
                             neg_row[c] = r
                             neg_diag[c] = Gb[i, i]
+                            neg_weight[c] = wi
                         W = norm2[c]
-                        mz = 0.5 * s[c] * (gp + lam * sp_ - gn - lam * sn)  # w . z
+                        mz = 0.5 * s[c] * (gp + lp * sp_ - gn - ln * sn)  # w . z
                         gap = Z * W - mz * mz
                         if W <= 0.0 or mz >= Z * W or gap <= 1e-12 * Z * W:
                             # only z . w' >= 1 binds: w' = z / ||z||^2
@@ -232,8 +243,8 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                         Gn[c] = gn + 0.5 * a * (kpn - knn)
                         slp[c] = sp_ + 0.5 * a
                         sln[c] = sn - 0.5 * a
-                        wp = s[c] * (Gp[c] + lam * slp[c])
-                        wn = s[c] * (Gn[c] + lam * sln[c])
+                        wp = s[c] * (Gp[c] + lp * slp[c])
+                        wn = s[c] * (Gn[c] + ln * sln[c])
                         bias[c] = -0.5 * (wp + wn)
                         made = True
                         if s[c] < fold_below or s[c] * fold_below > 1.0:
@@ -293,6 +304,8 @@ class PairState(Stored):
         self.neg_row = np.full(C, -1, dtype=np.int64)
         self.pos_diag = np.zeros(C)
         self.neg_diag = np.zeros(C)
+        self.pos_weight = np.ones(C)  # the weights of x+ and x-
+        self.neg_weight = np.ones(C)
         self.conflicts = np.zeros(C, dtype=np.int64)
         # the current x+ and x- of every problem: (atom, store) they were copied into
         self.pos_ref = [None] * C
@@ -308,8 +321,17 @@ class PairState(Stored):
             *super().problems(),
             self.Tb, self.bias, self.Gp, self.Gn, self.slp, self.sln, self.seen,
             none, none.copy(), self.pos_row, self.neg_row, self.pos_diag, self.neg_diag,
-            self.conflicts,
+            self.conflicts, self.pos_weight, self.neg_weight,
         )  # fmt: skip
+
+    def renumber(self, at, n_seen, start=0):
+        """Positions ``p >= start`` in the stream become ``start + at[p - start]`` (as
+        :meth:`marginkit._core.kernel.KernelState.renumber`), and the stream's rows
+        ``n_seen``."""
+        for index in (self.index_p[: self.m], self.index_n[: self.m]):
+            moved = index >= start
+            index[moved] = start + at[index[moved] - start]
+        self.n_seen = n_seen
 
     def examples(self):
         """(positions in the stream, classes, problems) of the x+ and x- of every atom."""
@@ -337,7 +359,15 @@ class PairState(Stored):
 
     #: arrays with one entry per problem
     _per_problem = ("s", "norm2", "T", "Tb", "bias", "Gp", "Gn", "slp", "sln")
-    _per_problem += ("pos_diag", "neg_diag")
+    _per_problem += ("pos_diag", "neg_diag", "pos_weight", "neg_weight")
+
+    def __setstate__(self, state):
+        if "pos_weight" not in state and isinstance(state.get("bias"), np.ndarray):
+            # saved before weights: every x+ and x- weighed 1
+            state = dict(state)
+            C = state["bias"].shape[0]
+            state["pos_weight"], state["neg_weight"] = np.ones(C), np.ones(C)
+        self.__dict__.update(state)
 
     def _check_loaded(self, where, n_features, n_problems):
         """The atoms' two stores and every array per atom (``m`` rows) and per problem,
@@ -367,6 +397,8 @@ class PairState(Stored):
         for name in ("mask", "reset"):
             check.array(getattr(self, name), w + name, np.bool_, (m, C))
         check_problems(self, where, m, C, self._per_problem)
+        if not (np.all(self.pos_weight > 0) and np.all(self.neg_weight > 0)):
+            check.fail(w + "pos_weight", "and neg_weight must be > 0 (the weights of x+, x-)")
         seen = check.array(self.seen, w + "seen", np.int64, (C,), within=(0, 4))
         for name in ("pos_row", "neg_row"):
             check.array(getattr(self, name), w + name, np.int64, (C,), within=(-1, 2**62))
@@ -477,6 +509,7 @@ class _Pairs:
         self.rule = Rule(-1, delta=params["delta"])
         self.lam, self.fold_below = params["lam"], params["fold_below"]
         self.block_size = params["block_size"]
+        self.weight = params.get("weight")
         self.per_row = state.n_problems
 
     def columns(self, block):
@@ -497,7 +530,8 @@ class _Pairs:
         Y_b = self.Y[rows]
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), self.slack)
         old = state.old(m0)
-        walk_block = PairBlock(Gb, Y_b, rows, kpos0, kneg0, self.lam)
+        weight = UNWEIGHTED if self.weight is None else self.weight[rows]
+        walk_block = PairBlock(Gb, Y_b, rows, kpos0, kneg0, self.lam, weight)
         pos = 0
 
         def own(c):
@@ -534,7 +568,8 @@ def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None)
     products are made, with ``inv`` = 1 / sqrt(K(x, x)) when normalised, else 1 (0
     where K(x, x) = 0; such a row is the zero vector, whose constraint y b >= 1 still
     counts); ``slack`` the (n, C) soft-margin sums of the rows of X; ``params`` a dict
-    with ``delta``, ``lam``, ``block_size`` and ``fold_below``; ``cache`` None or (P,
+    with ``delta``, ``lam``, ``block_size`` and ``fold_below`` (and ``weight``, the rows'
+    weights, or None: 1 each); ``cache`` None or (P,
     seen) as in :func:`marginkit._core.kernel.train_blocks`. Returns the updates and
     conflicts made.
     """

@@ -27,9 +27,10 @@ costs O(nnz(x+) + nnz(x-)), not O(d).
 The state is that of :mod:`marginkit._core.linear` (theta = s v, g = sign(v)|v|^(p-1),
 S = sum |v|^p, lazy average, correction log). The 2-norm soft margin replaces x_i . x_j
 by x_i . x_j + lam [i = j]: every training example has a coordinate of its own
-holding sqrt(lam), so that the weight vector has one more coordinate per support
-vector. Those slack coordinates live in ``slack`` (indexed by row, v units), and only
-those of x+ and x- change at an update.
+holding sqrt(lam) (sqrt(lam / c) for a row of weight c: its slack's loss weighed by c),
+so that the weight vector has one more coordinate per support vector. Those slack
+coordinates live in ``slack`` (indexed by row, v units), and only those of x+ and x-
+change at an update.
 
 Before both classes have been seen, the best hyperplane is w = 0 with b = y.
 """
@@ -52,6 +53,7 @@ from .linear import (
     load_scalars,
     power,
     row_dot,
+    row_weight,
     store_scalars,
     stored_count,
 )
@@ -64,7 +66,9 @@ P_BIAS_SUM = 3  # sum over trials of b (for the averaged output)
 P_SLACK_SUM = 4  # sum |xi|^p over the slack coordinates (v units)
 P_XI_POS = 5  # slack coordinate of x+ (v units)
 P_XI_NEG = 6  # slack coordinate of x-
-N_PSTATE = 7
+P_W_POS = 7  # the weight of x+ (its soft-margin coordinate is sqrt(lam / weight))
+P_W_NEG = 8  # the weight of x-
+N_PSTATE = 9
 
 # Indices into the PUMMA integer state ``pi``.
 Q_POS_NNZ = 0
@@ -408,7 +412,6 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     d = v.shape[0]
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
-    sqrt_lam = np.sqrt(lam)
     s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
     P = pf[P_POS]
     N = pf[P_NEG]
@@ -417,6 +420,11 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     s_slack = pf[P_SLACK_SUM]
     xi_pos = pf[P_XI_POS]
     xi_neg = pf[P_XI_NEG]
+    w_pos = pf[P_W_POS]
+    w_neg = pf[P_W_NEG]
+    # the soft-margin coordinates of x+ and x-: sqrt(lam / weight)
+    l_pos = np.sqrt(lam / w_pos) if lam > 0.0 else 0.0
+    l_neg = np.sqrt(lam / w_neg) if lam > 0.0 else 0.0
     pos_nnz = pi[Q_POS_NNZ]
     neg_nnz = pi[Q_NEG_NNZ]
     pos_row = pi[Q_POS_ROW]
@@ -432,8 +440,11 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
         # score y (w~ . x~ + b), the soft-margin coordinate of the row included
         dot = row_dot(rows, r, g)
         xi_r = slack[r] if lam > 0.0 else 0.0
+        weight = row_weight(rows.weight, r)
+        # the row's soft-margin coordinate: sqrt(lam / weight), its weighted loss
+        l_r = np.sqrt(lam / weight) if lam > 0.0 else 0.0
         if xi_r != 0.0:
-            dot += sqrt_lam * _signed_power(xi_r, p - 1.0)
+            dot += l_r * _signed_power(xi_r, p - 1.0)
         wx = sigma_w * dot
         if yt * (wx + bias) < 1.0 - delta:
             mine = 1 if yt > 0 else 2
@@ -444,11 +455,15 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                     pos_nnz = copy_row(rows, r, pos_idx, pos_val)
                     pos_row = r
                     xi_pos = xi_r
+                    l_pos = l_r
+                    w_pos = weight
                     P = wx
                 else:
                     neg_nnz = copy_row(rows, r, neg_idx, neg_val)
                     neg_row = r
                     xi_neg = xi_r
+                    l_neg = l_r
+                    w_neg = weight
                     N = wx
                 bias = yt
                 if logging:
@@ -481,10 +496,12 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                 n_plain = m
                 xp = xi_r if yt > 0 else xi_pos
                 xn = xi_neg if yt > 0 else xi_r
+                lp = l_r if yt > 0 else l_pos
+                ln = l_neg if yt > 0 else l_r
                 if lam > 0.0:
-                    for xi, sign in ((xp, 0.5), (xn, -0.5)):
+                    for xi, sign, l_xi in ((xp, 0.5, lp), (xn, -0.5, ln)):
                         j_index[m] = -1
-                        j_z[m] = sign * sqrt_lam
+                        j_z[m] = sign * l_xi
                         j_theta[m] = s * xi
                         s_in += power(abs(xi), p)
                         m += 1
@@ -505,6 +522,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                             pos_val[jj] = new_val[jj]
                         pos_nnz = new_nnz
                         pos_row = r
+                        w_pos = weight
                         P = wx
                     else:
                         for jj in range(new_nnz):
@@ -512,9 +530,12 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                             neg_val[jj] = new_val[jj]
                         neg_nnz = new_nnz
                         neg_row = r
+                        w_neg = weight
                         N = wx
                     xi_pos = xp
                     xi_neg = xn
+                    l_pos = lp
+                    l_neg = ln
                     zq = zp ** (2.0 / p)  # ||z||_p^2
                     W = s * s * total ** (2.0 / p) if total > 0.0 else 0.0  # ||theta||_p^2
                     mz = 0.5 * (P - N)  # w . z
@@ -563,10 +584,9 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                             hn += 1
                     work_done += n_plain
                     if lam > 0.0:
-                        step = coef * 0.5 * sqrt_lam
                         old = power(abs(xi_pos), p) + power(abs(xi_neg), p)
-                        xi_pos += step
-                        xi_neg -= step
+                        xi_pos += coef * 0.5 * l_pos
+                        xi_neg -= coef * 0.5 * l_neg
                         change = power(abs(xi_pos), p) + power(abs(xi_neg), p) - old
                         s_slack += change
                         total += change
@@ -598,8 +618,8 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                     P = sigma_w * _dot_g(g, pos_idx, pos_val, pos_nnz)
                     N = sigma_w * _dot_g(g, neg_idx, neg_val, neg_nnz)
                     if lam > 0.0:
-                        P += sigma_w * sqrt_lam * _signed_power(xi_pos, p - 1.0)
-                        N += sigma_w * sqrt_lam * _signed_power(xi_neg, p - 1.0)
+                        P += sigma_w * l_pos * _signed_power(xi_pos, p - 1.0)
+                        N += sigma_w * l_neg * _signed_power(xi_neg, p - 1.0)
                     bias = -0.5 * (P + N)
                     if logging:
                         h_stop[hk] = hn
@@ -619,6 +639,8 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     pf[P_SLACK_SUM] = s_slack
     pf[P_XI_POS] = xi_pos
     pf[P_XI_NEG] = xi_neg
+    pf[P_W_POS] = w_pos
+    pf[P_W_NEG] = w_neg
     pi[Q_POS_NNZ] = pos_nnz
     pi[Q_NEG_NNZ] = neg_nnz
     pi[Q_POS_ROW] = pos_row
