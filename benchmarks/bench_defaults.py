@@ -994,29 +994,40 @@ def run_public(args):
             "source": ds.source,
             "results": {},
         }
+        variants = [(order, {}, k) for k, order in enumerate(ORDERS)]
         for model in models:
-            cells = {}
-            for k, order in enumerate(ORDERS):
-                fits = [
-                    fit_score(
-                        functools.partial(build, ds, model, {}),
-                        ds,
-                        fold[k],
-                        fold[2],
-                        metric,
-                    )
-                    for fold in folds
-                ]
-                cells[order] = _summarise(fits)
-            record["results"][model] = cells
+            record["results"][model] = model_cells(ds, model, folds, variants, metric)
             if args.progress:
                 print(f"  {name} {model}: {time.perf_counter() - t_set:.1f} s", flush=True)
         record["seconds"] = time.perf_counter() - t_set
         print_public_set(record)
         print(f"({name}: {record['seconds']:.1f} s)", flush=True)
         results["sets"].append(record)
-    if results["sets"]:
-        public_summary(results["sets"])
+    return _finish(results, results["sets"], public_summary, start, warm_s, args)
+
+
+def model_cells(ds, model, folds, variants, metric):
+    """``{variant: the summary of its folds' scores}`` of ``model`` on the set ``ds``, for
+    each of ``variants``, ``(name, parameters, k)``: the model with those parameters,
+    trained on the rows ``fold[k]`` of each fold (the shuffled or the sorted order) and
+    scored by ``metric`` on ``fold[2]``; None where the model takes not all of them."""
+    cells = {}
+    for key, params, k in variants:
+        if params and not make_model(model, **params)[1]:
+            cells[key] = None  # n/a: the estimator takes no such parameter
+            continue
+        fits = [
+            fit_score(functools.partial(build, ds, model, params), ds, fold[k], fold[2], metric)
+            for fold in folds
+        ]
+        cells[key] = _summarise(fits)
+    return cells
+
+
+def _finish(results, records, summary, start, warm_s, args):
+    """The end of a part: its summary (of ``records``), the wall time, the JSON."""
+    if records:
+        summary(records)
     results["wall_s"] = time.perf_counter() - start
     print(f"\nwall time {results['wall_s']:.0f} s (warm-up {warm_s:.0f} s besides)")
     if args.json:
@@ -1149,35 +1160,17 @@ def run_imbalanced(args):
             "source": ds.source,
             "results": {},
         }
+        # the shuffled order (fold[0]), without and with class weights
+        variants = [("none", {}, 0), ("balanced", {"class_weight": "balanced"}, 0)]
         for model in models:
-            cells = {}
-            for weights, params in (("none", {}), ("balanced", {"class_weight": "balanced"})):
-                if not make_model(model, **params)[1]:
-                    cells[weights] = None  # n/a: the estimator takes no class_weight
-                    continue
-                fits = [
-                    fit_score(
-                        functools.partial(build, ds, model, params),
-                        ds,
-                        fold[0],
-                        fold[2],
-                        balanced_accuracy_score,
-                    )
-                    for fold in folds
-                ]
-                cells[weights] = _summarise(fits)
-            record["results"][model] = cells
+            record["results"][model] = model_cells(
+                ds, model, folds, variants, balanced_accuracy_score
+            )
         record["seconds"] = time.perf_counter() - t_set
         print_imbalanced_problem(record)
         print(f"({name}: {record['seconds']:.1f} s)", flush=True)
         results["problems"].append(record)
-    if results["problems"]:
-        imbalanced_summary(results["problems"])
-    results["wall_s"] = time.perf_counter() - start
-    print(f"\nwall time {results['wall_s']:.0f} s (warm-up {warm_s:.0f} s besides)")
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
-    return 0
+    return _finish(results, results["problems"], imbalanced_summary, start, warm_s, args)
 
 
 def reprint(saved):

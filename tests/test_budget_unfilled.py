@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
+from test_kernel_budget import noisy as kernel_budget_noisy
 
 import marginkit
 from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelROMMAClassifier
@@ -29,15 +29,8 @@ ESTIMATORS = {
 
 
 def noisy(n=300, n_classes=3, seed=1, d=5):
-    return make_classification(
-        n_samples=n,
-        n_features=d,
-        n_informative=4,
-        n_redundant=0,
-        n_classes=n_classes,
-        flip_y=0.1,
-        random_state=seed,
-    )
+    """test_kernel_budget's noisy classes, 300 rows by default."""
+    return kernel_budget_noisy(n=n, n_classes=n_classes, seed=seed, d=d)
 
 
 def fit(name, X, y, **kw):
