@@ -773,6 +773,14 @@ class Weighted:
         A fit, or the first call of partial_fit, computes the class weights; a later
         call of partial_fit passes ``class_weight_``."""
         a_fit = classes is None
+        if sample_weight is None and (
+            np.all(per_class == 1.0) if per_class is not None else self.class_weight is None
+        ):
+            # no weights: nothing to validate or drop (a stream's call costs nothing more)
+            if per_class is None:
+                classes = np.unique(y) if a_fit else classes
+                per_class = np.ones(classes.shape[0])
+            return X, y, None, classes, per_class, None
         sw = W.as_weights(sample_weight, X.shape[0])
         inside = sw > 0
         if not inside.any():
