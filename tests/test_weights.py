@@ -582,3 +582,74 @@ def test_a_streamed_fit_weighs_each_chunk_by_the_first_chunks_class_weights(tmp_
     whole = PerceptronClassifier(shuffle=False, max_iter=2, tol=None)
     whole.fit(X, y, sample_weight=streamed.class_weight_[y])
     np.testing.assert_array_equal(streamed.decision_function(X), whole.decision_function(X))
+
+
+# -- the edges found by review ----------------------------------------------------------
+
+
+def test_a_streamed_kernel_fit_with_a_class_of_weight_zero_is_the_stream_without_it(tmp_path):
+    """In a stream, positions count the rows of weight > 0 (docs/defaults.md)."""
+    from sklearn.datasets import dump_svmlight_file
+
+    from marginkit.streaming import fit_file
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 4)), rng.integers(0, 3, 300)
+    keep = y != 0
+    dump_svmlight_file(X, y, str(tmp_path / "a.svm"))
+    dump_svmlight_file(X[keep], y[keep], str(tmp_path / "b.svm"))
+    kw = {"max_iter": 2, "tol": None, "gamma": 0.5, "random_state": 0}
+    opts = {"chunk_size": 50, "n_features": 4, "classes": [0, 1, 2]}
+    weighted = fit_file(
+        KernelPerceptronClassifier(class_weight={0: 0.0}, **kw), str(tmp_path / "a.svm"), **opts
+    )
+    dropped = fit_file(KernelPerceptronClassifier(**kw), str(tmp_path / "b.svm"), **opts)
+    np.testing.assert_array_equal(weighted.support_, dropped.support_)
+    np.testing.assert_array_equal(weighted.decision_function(X), dropped.decision_function(X))
+
+
+def test_kernel_romma_says_when_its_weights_overflow():
+    from sklearn.datasets import make_classification
+
+    from marginkit._base import WeightsOverflowError
+
+    X, y = make_classification(
+        600, 10, n_informative=4, weights=[0.97], flip_y=0.03, random_state=0
+    )
+    est = KernelROMMAClassifier(class_weight="balanced", max_iter=40, tol=None, random_state=0)
+    with pytest.raises(WeightsOverflowError, match="weights overflowed: .* weights above 1"):
+        est.fit(X, y)
+    assert not hasattr(est, "classes_")  # the fit left nothing
+
+
+def test_balanced_class_weights_of_huge_sample_weights_do_not_overflow():
+    from marginkit._weights import class_weights
+
+    X, y = make_blobs_pm(n=90, d=4, n_classes=3, seed=23)
+    big = np.where(y == 0, 1e307, 1.0)
+    got = class_weights("balanced", np.array([0, 1, 2]), y, big)
+    W, Wk = big / 1e307, np.bincount(y, big / 1e307)
+    np.testing.assert_allclose(got, W.sum() / (3 * Wk), rtol=1e-14)
+    big = np.where(y == 0, 1e300, 1e298)
+    with pytest.raises(ValueError, match="sample_weight times class_weight overflows float64"):
+        PerceptronClassifier(class_weight={0: 1e10}).fit(X, y, sample_weight=big)
+
+
+def test_a_class_weight_key_for_a_class_of_zero_weight_rows_is_a_class():
+    X, y = make_blobs_pm(n=90, d=4, n_classes=3, seed=24)
+    labels = np.array(["a", "b", "c"])[y]
+    w = (labels != "c") * 1.0
+    est = PerceptronClassifier(class_weight={"c": 3.0}, random_state=0).fit(
+        X, labels, sample_weight=w
+    )
+    np.testing.assert_array_equal(est.classes_, ["a", "b"])
+
+
+def test_sample_weights_of_one_are_no_weights_to_a_checkpoint(tmp_path):
+    X, y = make_blobs_pm(n=80, d=4, n_classes=2, seed=25)
+    path = tmp_path / "ckpt.skops"
+    plain = ALMAClassifier(max_iter=3, random_state=0).fit(X, y, checkpoint=path)
+    again = ALMAClassifier(max_iter=3, random_state=0).fit(
+        X, y, sample_weight=np.ones(80), checkpoint=path
+    )
+    np.testing.assert_array_equal(again.decision_function(X), plain.decision_function(X))

@@ -788,20 +788,25 @@ class Weighted:
                 raise W.no_weight_error()
             return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
         if per_class is None:
-            if classes is None:  # a fit's: those of the rows that weigh something
-                classes = np.unique(y[inside])
+            if classes is None:
+                # a fit's: those of the rows that weigh something (a dict is checked
+                # against every label of y, as scikit-learn checks it)
+                every = isinstance(self.class_weight, dict)
+                classes = np.unique(y if every else y[inside])
             per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
         if sample_weight is None and np.all(per_class == 1.0):
             return X, y, None, classes, per_class, None
         w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
         w[~inside] = 0.0
+        W.check_finite(w)
         keep = w > 0
-        if keep.all():
-            return X, y, w, classes, per_class, None
-        if not keep.any() and a_fit:  # not one of a fit's rows weighs anything
-            raise W.no_weight_error()
-        kept = np.flatnonzero(keep)
-        return _safe_indexing(X, kept), y[kept], w[kept], classes, per_class, kept
+        kept = None if keep.all() else np.flatnonzero(keep)
+        if kept is not None:
+            if not kept.size and a_fit:  # not one of a fit's rows weighs anything
+                raise W.no_weight_error()
+            X, y, w = _safe_indexing(X, kept), y[kept], w[kept]
+        # weights of 1 are no weights: the same pass, and a checkpoint's same data
+        return X, y, None if np.all(w == 1.0) else w, classes, per_class, kept
 
     def _fixed_class_weights(self):
         # a model saved before class weights had none: 1 each

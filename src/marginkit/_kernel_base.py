@@ -13,7 +13,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import ONLINE_CONSTRAINTS, OnlineClassifier, not_for_voted, signs_kept
+from ._base import (
+    ONLINE_CONSTRAINTS,
+    OnlineClassifier,
+    WeightsOverflowError,
+    not_for_voted,
+    signs_kept,
+)
 from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -470,6 +476,7 @@ class KernelOnlineClassifier(OnlineClassifier):
                 while lo < n:
                     hi = min(n, lo + step)
                     train_blocks(state, data, Y, order[lo:hi], params, cache, bar.update)
+                    self._check_finite_scales(state)
                     lo = hi
                     self._update_counts()
                     self._reached(r, epoch, hi, n)
@@ -480,6 +487,19 @@ class KernelOnlineClassifier(OnlineClassifier):
             ended_early(bar, (len(orders) - r["epoch"]) * n)
         state.n_seen += n
         return r
+
+    def _check_finite_scales(self, state):
+        """A :class:`~marginkit._base.WeightsOverflowError`, rather than a model of NaN,
+        where a problem's scale or squared norm overflowed: kernel ROMMA's hypothesis
+        grows without bound on data that are not separable, and weights above 1 make it
+        grow faster (a fit or call that raises leaves the model as it was)."""
+        if not (np.all(np.isfinite(state.s)) and np.all(np.isfinite(state.norm2))):
+            raise WeightsOverflowError(
+                f"{type(self).__name__}'s weights overflowed: on data that are not "
+                "separable its hypothesis grows without bound, the faster for weights "
+                "above 1. Use fewer passes (max_iter, or tol), smaller sample or class "
+                "weights, or KernelALMAClassifier, whose hypothesis stays in the unit ball."
+            )
 
     def __getstate__(self):
         # the shards of a fit on a cluster (ShardedKernelClassifier) are the fit's, not

@@ -82,7 +82,10 @@ def class_weights(class_weight, classes, y, sample_weight):
     if isinstance(class_weight, dict):
         # scikit-learn's check and wording for labels that are not classes
         return _checked(compute_class_weight(class_weight, classes=classes, y=y), classes)
-    totals = np.bincount(np.searchsorted(classes, y), sample_weight, classes.shape[0])
+    # W / (K W_k) is the same for weights scaled by any factor: by the largest, so that
+    # the totals do not overflow
+    scale = sample_weight.max() if sample_weight.size else 1.0
+    totals = np.bincount(np.searchsorted(classes, y), sample_weight / scale, classes.shape[0])
     missing = totals <= 0
     if missing.any():
         raise ValueError(
@@ -108,6 +111,16 @@ def check_stored(stored, n_classes):
         or not all(type(w) is float and np.isfinite(w) and w >= 0 for w in stored)
     ):
         raise ValueError(f"must be a tuple of {n_classes} finite floats >= 0")
+
+
+def check_finite(weights):
+    """A ValueError where a row's sample weight times its class's weight overflows."""
+    bad = ~np.isfinite(weights)
+    if bad.any():
+        raise ValueError(
+            f"sample_weight times class_weight overflows float64 for {int(bad.sum())} "
+            f"rows (first: row {int(np.flatnonzero(bad)[0])}); scale the weights down."
+        )
 
 
 def no_weight_error():

@@ -224,7 +224,11 @@ class _Streaming:
                 _epoch_ends(self, r, rows, changes, bar, callback)
             ended_early(bar, self._max_iter - self.n_epochs_)
         # the training margin: the smallest over the chunks
-        margins = [self._chunk_margins(X, y) for X, y, _ in self._stream_chunks(stream)]
+        margins = [
+            self._chunk_margins(X, y)
+            for X, y, *_ in self._stream_chunks(stream)
+            if X.shape[0]  # a chunk whose rows all weigh 0 has no margin
+        ]
         self._keep_margin(np.min(margins, axis=0))
         _end_of_fit(self, r)
 
