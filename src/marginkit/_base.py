@@ -794,8 +794,6 @@ class Weighted:
                 every = isinstance(self.class_weight, dict)
                 classes = np.unique(y if every else y[inside])
             per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
-        if sample_weight is None and np.all(per_class == 1.0):
-            return X, y, None, classes, per_class, None
         w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
         w[~inside] = 0.0
         W.check_finite(w)

@@ -72,16 +72,16 @@ class Streamed:
         """One epoch over a stream: the changes (updates, and PUMMA's conflicts) it made,
         and the rows it read."""
         before, rows = self._n_changes(), 0
-        for X, y, weights, _, _ in self._stream_chunks(stream):
+        for X, y, weights in self._stream_chunks(stream):
             if X.shape[0]:  # (none where every row of the chunk weighs 0)
                 self._passes(X, y, [np.arange(X.shape[0])], None, weights=weights)
             rows += X.shape[0]
         return self._n_changes() - before, rows
 
     def _stream_chunks(self, stream):
-        """A pass over a stream: ``(X, y, weights, kept, n)`` of each chunk of ``n`` rows,
-        validated, with labels among ``classes_``: its rows of weight > 0 (``kept``, None
-        for all; none may be left), their weights (None: 1 each). The class weights are
+        """A pass over a stream: ``(X, y, weights)`` of each chunk, validated, with labels
+        among ``classes_``: its rows of weight > 0 (none may be left) and their weights
+        (None: 1 each). The class weights are
         fixed by the first chunk, as by the first call of partial_fit. Unlike a fit's,
         a stream's radius and ``gamma="scale"`` come from its scan, rows of weight 0
         included, and its positions (a kernel model's ``support_``) count the rows of
@@ -89,14 +89,13 @@ class Streamed:
         for X, y in stream():
             X, y = self._validate_Xy(X, y, reset=False)
             check_known(y, self.classes_)
-            n = X.shape[0]
             fixed = getattr(self, "_class_weight", None)
             fixed = None if fixed is None else np.array(fixed)
-            X, y, weights, _, per_class, kept = self._weighed(X, y, None, self.classes_, fixed)
+            X, y, weights, _, per_class, _ = self._weighed(X, y, None, self.classes_, fixed)
             if per_class is not None and fixed is None:
                 self._class_weight = as_stored(per_class)
             self._note_order(y)
-            yield X, y, weights, kept, n
+            yield X, y, weights
 
     def _n_changes(self):
         return self.n_corrections_

@@ -296,7 +296,7 @@ class MarginPerceptronClassifier(Weighted, OnlineLinearClassifier):
 
         def epoch(j):
             rows = 0
-            for X, y, weights, _, _ in self._stream_chunks(stream):
+            for X, y, weights in self._stream_chunks(stream):
                 if not X.shape[0]:
                     continue  # every row weighs 0
                 batch = self._batch(X, weights)

@@ -226,7 +226,7 @@ class _Streaming:
         # the training margin: the smallest over the chunks
         margins = [
             self._chunk_margins(X, y)
-            for X, y, *_ in self._stream_chunks(stream)
+            for X, y, _ in self._stream_chunks(stream)
             if X.shape[0]  # a chunk whose rows all weigh 0 has no margin
         ]
         self._keep_margin(np.min(margins, axis=0))
