@@ -104,7 +104,9 @@ class OnlineClassifier(
         trusted_type(cls, model=True)  # marginkit's own estimators load from files
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, callback=None, checkpoint=None, checkpoint_every=None):
+    def fit(
+        self, X, y, *, sample_weight=None, callback=None, checkpoint=None, checkpoint_every=None
+    ):
         """Train from scratch for ``max_iter`` passes (PUMMA and the margin Perceptron:
         until they converge, or at most ``max_iter``).
 
@@ -112,6 +114,11 @@ class OnlineClassifier(
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights >= 0 of the rows (None: 1 each), multiplied by their classes'
+            (``class_weight``). A row's weight scales its update (the "Weights"
+            section of the algorithm's page in docs/algorithms/); a row of weight 0
+            is left out, exactly.
         callback : callable, optional
             Called as ``callback(self, epoch)`` after each epoch (``epoch`` from 0);
             the estimator can predict there, e.g. to record a learning curve over
@@ -133,9 +140,6 @@ class OnlineClassifier(
         -------
         self
         """
-        return self._fit_call(X, y, None, callback, checkpoint, checkpoint_every)
-
-    def _fit_call(self, X, y, sample_weight, callback, checkpoint, checkpoint_every):
         self._warn_renamed()
         self._check_checkpoint_args(checkpoint, checkpoint_every)
         # a fit that fails (data found bad late, weights that overflow, an interrupt)
@@ -148,7 +152,7 @@ class OnlineClassifier(
             )
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over ``X`` in the order given, carrying on from the current state.
 
         Any split of a stream into calls gives the same model. It is that of one
@@ -164,12 +168,16 @@ class OnlineClassifier(
         y : array-like of shape (n_samples,)
         classes : array-like of shape (n_classes,), default=None
             All the labels the stream can hold; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights >= 0 of the rows, as in :meth:`fit`; the class weights are those
+            the first call fixed (``class_weight_``). A call whose rows all weigh 0 is
+            the call not made.
 
         Returns
         -------
         self
         """
-        return self._partial_fit(X, y, classes, None)
+        return self._partial_fit(X, y, classes, sample_weight)
 
     # -- validation ----------------------------------------------------------------
     def _validate_X(self, X, reset, dtype=np.float64, keep=False):
@@ -246,20 +254,65 @@ class OnlineClassifier(
         (the kernel estimators hold some out for ``early_stopping``)."""
         yield X, y, weights
 
-    def _fixed_class_weights(self):
-        """The class weights a later call of partial_fit uses (None: none)."""
-        return None
-
     def _published(self, a):
         """The host array ``a`` of the model as the model publishes it (the kernel
         estimators': in the namespace of their data)."""
         return a
 
     def _weighed(self, X, y, sample_weight, classes=None, per_class=None):
-        """``(X, y, weights, classes, per_class, kept)`` of the rows that weigh something,
-        as :meth:`marginkit._weights.Weighted._weighed`; here, where the passes take no
-        weights, every row, their weights None and no class weights."""
-        return X, y, None, classes, None, None
+        """``(X, y, weights, classes, per_class, kept)``: the rows of weight > 0 of
+        ``X, y``, their weights (None when every row weighs 1), their classes
+        (``classes``, or those of the rows kept: a fit's), the weight of each
+        (``per_class``, or computed from ``class_weight`` and the rows), and the
+        positions of the rows kept (None: all of them).
+
+        A fit, or the first call of partial_fit, computes the class weights; a later
+        call of partial_fit passes ``class_weight_``."""
+        a_fit = classes is None
+        if sample_weight is None and (
+            np.all(per_class == 1.0) if per_class is not None else self.class_weight is None
+        ):
+            # no weights: nothing to validate or drop (a stream's call costs nothing more)
+            if per_class is None:
+                classes = np.unique(y) if a_fit else classes
+                per_class = np.ones(classes.shape[0])
+            return X, y, None, classes, per_class, None
+        sw = W.as_weights(sample_weight, X.shape[0])
+        inside = sw > 0
+        if not inside.any():
+            if per_class is None:  # a fit, or the first call of partial_fit
+                raise W.no_weight_error()
+            return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
+        if per_class is None:
+            if classes is None:
+                # a fit's: those of the rows that weigh something (a dict is checked
+                # against every label of y, as scikit-learn checks it)
+                every = isinstance(self.class_weight, dict)
+                classes = np.unique(y if every else y[inside])
+            per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
+        w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
+        w[~inside] = 0.0
+        W.check_finite(w)
+        keep = w > 0
+        kept = None if keep.all() else np.flatnonzero(keep)
+        if kept is not None:
+            if not kept.size and a_fit:  # not one of a fit's rows weighs anything
+                raise W.no_weight_error()
+            X, y, w = _safe_indexing(X, kept), y[kept], w[kept]
+        # weights of 1 are no weights: the same pass, and a checkpoint's same data
+        return X, y, None if np.all(w == 1.0) else w, classes, per_class, kept
+
+    def _fixed_class_weights(self):
+        # a model saved before class weights had none: 1 each
+        return np.array(getattr(self, "_class_weight", (1.0,) * len(self.classes_)))
+
+    @property
+    def class_weight_(self):
+        """ndarray of shape (n_classes,): the weight of each class of ``classes_``
+        (``class_weight``; 1 each when None), fixed by the fit or the first call of
+        :meth:`partial_fit`."""
+        check_is_fitted(self)
+        return self._published(self._fixed_class_weights())
 
     def _start_fit(self, X, y, sample_weight=None):
         """Validated X and y of a fresh fit, the rows of weight 0 left out, and the
@@ -275,8 +328,7 @@ class OnlineClassifier(
         classes = np.unique(y)
         check_two_classes(classes)
         self.classes_ = classes
-        if per_class is not None:
-            self._class_weight = W.as_stored(per_class[np.searchsorted(present, classes)])
+        self._class_weight = W.as_stored(per_class[np.searchsorted(present, classes)])
         self.__dict__.pop("_label_runs", None)  # a stream's record: a fit starts anew
         self._initialise(DataSummary.of(X))
 
@@ -352,8 +404,7 @@ class OnlineClassifier(
             return self
         if first:
             self.classes_ = known
-            if per_class is not None:
-                self._class_weight = W.as_stored(per_class)
+            self._class_weight = W.as_stored(per_class)
             self._initialise(DataSummary.of(X))
         self._note_order(y)
         start = self._stream_position()
@@ -746,88 +797,6 @@ class OnlineLinearClassifier(OnlineClassifier):
         xp, device = namespace(X)
         scores = self._scores(X)
         return self._labels(scores if xp is None else move_to(scores, xp=xp, device=device))
-
-
-class Weighted:
-    """``sample_weight`` in ``fit`` and ``partial_fit`` and ``class_weight`` (a mixin of
-    :class:`OnlineClassifier`, for the estimators whose compiled passes take weights:
-    :mod:`marginkit._weights`)."""
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(
-        self, X, y, *, sample_weight=None, callback=None, checkpoint=None, checkpoint_every=None
-    ):
-        return self._fit_call(X, y, sample_weight, callback, checkpoint, checkpoint_every)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        return self._partial_fit(X, y, classes, sample_weight)
-
-    def _weighed(self, X, y, sample_weight, classes=None, per_class=None):
-        """``(X, y, weights, classes, per_class, kept)``: the rows of weight > 0 of
-        ``X, y``, their weights (None when every row weighs 1), their classes
-        (``classes``, or those of the rows kept: a fit's), the weight of each
-        (``per_class``, or computed from ``class_weight`` and the rows), and the
-        positions of the rows kept (None: all of them).
-
-        A fit, or the first call of partial_fit, computes the class weights; a later
-        call of partial_fit passes ``class_weight_``."""
-        a_fit = classes is None
-        if sample_weight is None and (
-            np.all(per_class == 1.0) if per_class is not None else self.class_weight is None
-        ):
-            # no weights: nothing to validate or drop (a stream's call costs nothing more)
-            if per_class is None:
-                classes = np.unique(y) if a_fit else classes
-                per_class = np.ones(classes.shape[0])
-            return X, y, None, classes, per_class, None
-        sw = W.as_weights(sample_weight, X.shape[0])
-        inside = sw > 0
-        if not inside.any():
-            if per_class is None:  # a fit, or the first call of partial_fit
-                raise W.no_weight_error()
-            return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
-        if per_class is None:
-            if classes is None:
-                # a fit's: those of the rows that weigh something (a dict is checked
-                # against every label of y, as scikit-learn checks it)
-                every = isinstance(self.class_weight, dict)
-                classes = np.unique(y if every else y[inside])
-            per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
-        w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
-        w[~inside] = 0.0
-        W.check_finite(w)
-        keep = w > 0
-        kept = None if keep.all() else np.flatnonzero(keep)
-        if kept is not None:
-            if not kept.size and a_fit:  # not one of a fit's rows weighs anything
-                raise W.no_weight_error()
-            X, y, w = _safe_indexing(X, kept), y[kept], w[kept]
-        # weights of 1 are no weights: the same pass, and a checkpoint's same data
-        return X, y, None if np.all(w == 1.0) else w, classes, per_class, kept
-
-    def _fixed_class_weights(self):
-        # a model saved before class weights had none: 1 each
-        return np.array(getattr(self, "_class_weight", (1.0,) * len(self.classes_)))
-
-    @property
-    def class_weight_(self):
-        """ndarray of shape (n_classes,): the weight of each class of ``classes_``
-        (``class_weight``; 1 each when None), fixed by the fit or the first call of
-        :meth:`partial_fit`."""
-        check_is_fitted(self)
-        return self._published(self._fixed_class_weights())
-
-
-def _with_sample_weight(doc, indent):
-    """A method's docstring with ``sample_weight`` after ``y``."""
-    at = doc.index("y : array-like of shape (n_samples,)")
-    at = doc.index("\n", at) + 1
-    return doc[:at] + " " * indent + W.SAMPLE_WEIGHT_DOC.strip() + "\n" + doc[at:]
-
-
-Weighted.fit.__doc__ = _with_sample_weight(OnlineClassifier.fit.__doc__, 8)
-Weighted.partial_fit.__doc__ = _with_sample_weight(OnlineClassifier.partial_fit.__doc__, 8)
 
 
 def signs_kept(values, scores):

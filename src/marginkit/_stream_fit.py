@@ -92,7 +92,7 @@ class Streamed:
             fixed = getattr(self, "_class_weight", None)
             fixed = None if fixed is None else np.array(fixed)
             X, y, weights, _, per_class, _ = self._weighed(X, y, None, self.classes_, fixed)
-            if per_class is not None and fixed is None:
+            if fixed is None:
                 self._class_weight = as_stored(per_class)
             self._note_order(y)
             yield X, y, weights

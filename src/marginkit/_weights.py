@@ -41,12 +41,6 @@ CLASS_WEIGHT_DOC = """class_weight : dict, "balanced" or None, default=None
         from its rows for ``"balanced"``; ``class_weight_`` holds them. A class whose
         rows all weigh 0 is left out of a fit, as its rows are."""
 
-SAMPLE_WEIGHT_DOC = """sample_weight : array-like of shape (n_samples,), default=None
-            Weights >= 0 of the rows (None: 1 each), multiplied by their classes'
-            (``class_weight``). A row's weight scales its update (the "Weights"
-            section of the algorithm's page in docs/algorithms/); a row of weight 0
-            is left out, exactly."""
-
 
 def as_weights(sample_weight, n):
     """``sample_weight`` validated as scikit-learn validates it: a 1-d float64 array of n

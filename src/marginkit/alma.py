@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier, Weighted
+from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -49,7 +49,7 @@ class _MarginScale:
         self.B_ = 1.0 / self.alpha if self.B is None else float(self.B)
 
 
-class ALMAClassifier(Weighted, _MarginScale, OnlineLinearClassifier):
+class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     __doc__ = f"""ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
 
     Figure 1 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -199,7 +199,7 @@ class ALMAClassifier(Weighted, _MarginScale, OnlineLinearClassifier):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))
 
 
-class KernelALMAClassifier(Weighted, _MarginScale, KernelOnlineClassifier):
+class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     __doc__ = f"""Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification

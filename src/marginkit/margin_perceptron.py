@@ -9,7 +9,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
@@ -51,7 +51,7 @@ def _check_flags(resume, key, problems):
         check.flag(flag, f"_resume['{key}']")
 
 
-class MarginPerceptronClassifier(Weighted, OnlineLinearClassifier):
+class MarginPerceptronClassifier(OnlineLinearClassifier):
     __doc__ = f"""The margin Perceptron: a plane with a guaranteed fraction of the best margin.
 
     Starting from ``w = 0``, the margin Perceptron updates ``w += y x`` on every example

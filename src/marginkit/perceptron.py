@@ -1,6 +1,6 @@
 """The Perceptron with last, averaged and voted outputs: the baseline of Gentile's tables."""
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -19,7 +19,7 @@ from ._kernel_base import (
 from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
 
 
-class PerceptronClassifier(Weighted, OnlineLinearClassifier):
+class PerceptronClassifier(OnlineLinearClassifier):
     __doc__ = f"""Rosenblatt's Perceptron, with Freund and Schapire's voted and averaged outputs.
 
     Starting from ``w = 0``, on each trial the Perceptron updates ``w += y x`` when
@@ -109,7 +109,7 @@ class PerceptronClassifier(Weighted, OnlineLinearClassifier):
         return L.Rule(L.RULE_PERCEPTRON)
 
 
-class KernelPerceptronClassifier(Weighted, KernelOnlineClassifier):
+class KernelPerceptronClassifier(KernelOnlineClassifier):
     __doc__ = f"""The kernel Perceptron, with last, averaged and voted outputs.
 
     The Perceptron of :class:`PerceptronClassifier` in a reproducing kernel Hilbert

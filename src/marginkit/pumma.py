@@ -14,7 +14,6 @@ from ._base import (
     LINEAR_CONSTRAINTS,
     P_MAX,
     OnlineLinearClassifier,
-    Weighted,
     check_finite_state,
     not_for_voted,
 )
@@ -244,7 +243,7 @@ PUMMA_CONSTRAINTS = {
 }
 
 
-class PUMMAClassifier(Weighted, _Streaming, OnlineLinearClassifier):
+class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     __doc__ = f"""PUMMA_p(delta): an online approximate maximum p-norm margin classifier with bias.
 
     K. Ishibashi, K. Hatano and M. Takeda, "Online Learning of Approximate Maximum
@@ -558,7 +557,7 @@ class _Work:
     it (the scratch is made for each pass, :func:`marginkit._core.pumma.new_work`)."""
 
 
-class KernelPUMMAClassifier(Weighted, _Streaming, KernelOnlineClassifier):
+class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     __doc__ = f"""PUMMA_2(delta) in a reproducing kernel Hilbert space, with a bias.
 
     The p = 2 algorithm of :class:`PUMMAClassifier` with inner products replaced by a

@@ -4,7 +4,7 @@ from numbers import Real
 
 from sklearn.utils._param_validation import Interval
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier, Weighted
+from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -50,7 +50,7 @@ class _ROMMA:
         return bool(self.aggressive) and self.delta > 0
 
 
-class ROMMAClassifier(Weighted, _ROMMA, OnlineLinearClassifier):
+class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     __doc__ = f"""ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
 
     Y. Li and P. M. Long, "The Relaxed Online Maximum Margin Algorithm", Machine
@@ -178,7 +178,7 @@ class ROMMAClassifier(Weighted, _ROMMA, OnlineLinearClassifier):
     _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0}
 
 
-class KernelROMMAClassifier(Weighted, _ROMMA, KernelOnlineClassifier):
+class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     __doc__ = f"""ROMMA and aggressive ROMMA in a reproducing kernel Hilbert space.
 
     The update of :class:`ROMMAClassifier` with inner products replaced by a kernel
