@@ -961,20 +961,7 @@ def run_public(args):
         f"to {args.max_rows} (stratified, seed {args.seed}): --max-rows. Models: "
         f"{', '.join(models)}. Data: {args.data_dir}"
     )
-    results = {
-        "part": "public",
-        "machine": machine_line(),
-        "argv": args.argv,
-        "openblas_threads": threads,
-        "max_rows": args.max_rows,
-        "folds": args.folds,
-        "seed": args.seed,
-        "models": models,
-        "sets": [],
-    }
-    warm_s = warm_up(models)
-    print(f"(warm-up fits, numba compiling: {warm_s:.1f} s, not counted)", flush=True)
-    start = time.perf_counter()
+    results, warm_s, start = _begin(args, "public", threads, models, "sets")
 
     def metric(y, p):
         return accuracy_score(y, p)
@@ -1004,6 +991,25 @@ def run_public(args):
         print(f"({name}: {record['seconds']:.1f} s)", flush=True)
         results["sets"].append(record)
     return _finish(results, results["sets"], public_summary, start, warm_s, args)
+
+
+def _begin(args, part, threads, models, key):
+    """The start of a part: its record (``key`` the list of its sets' records), the
+    models' warm-up (numba compiling, not counted), the start of the clock."""
+    results = {
+        "part": part,
+        "machine": machine_line(),
+        "argv": args.argv,
+        "openblas_threads": threads,
+        "max_rows": args.max_rows,
+        "folds": args.folds,
+        "seed": args.seed,
+        "models": models,
+        key: [],
+    }
+    warm_s = warm_up(models)
+    print(f"(warm-up fits, numba compiling: {warm_s:.1f} s, not counted)", flush=True)
+    return results, warm_s, time.perf_counter()
 
 
 def model_cells(ds, model, folds, variants, metric):
@@ -1129,20 +1135,7 @@ def run_imbalanced(args):
         f'{", ".join(models)}, each without and with class_weight="balanced" (n/a where '
         f"it takes none). Data: {args.data_dir}"
     )
-    results = {
-        "part": "imbalanced",
-        "machine": machine_line(),
-        "argv": args.argv,
-        "openblas_threads": threads,
-        "max_rows": args.max_rows,
-        "folds": args.folds,
-        "seed": args.seed,
-        "models": models,
-        "problems": [],
-    }
-    warm_s = warm_up(models)
-    print(f"(warm-up fits, numba compiling: {warm_s:.1f} s, not counted)", flush=True)
-    start = time.perf_counter()
+    results, warm_s, start = _begin(args, "imbalanced", threads, models, "problems")
 
     def loader(problem):
         return data.load_imbalanced(problem, args.data_dir, args.max_rows, args.seed)
