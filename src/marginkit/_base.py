@@ -67,6 +67,7 @@ ONLINE_CONSTRAINTS = {
     "n_epochs": RENAMED,
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
+    "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
 }
 

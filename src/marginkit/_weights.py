@@ -21,14 +21,10 @@ from that call's rows for ``"balanced"``.
 """
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
 from ._core.arrays import on_host, to_numpy
-
-#: The parameter of the estimators that take weights.
-WEIGHT_CONSTRAINTS = {"class_weight": [StrOptions({"balanced"}), dict, None]}
 
 CLASS_WEIGHT_DOC = """class_weight : dict, "balanced" or None, default=None
         Weights of the classes, ``{label: weight}`` (a label left out weighs 1), as in

@@ -21,7 +21,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
-from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
+from ._weights import CLASS_WEIGHT_DOC
 
 SQRT2 = float(np.sqrt(2.0))
 
@@ -149,7 +149,6 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         **ALMA_CONSTRAINTS,
         "p": [Interval(Real, 2, P_MAX, closed="both"), StrOptions({"log"})],
         **LINEAR_CONSTRAINTS,
@@ -303,7 +302,6 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         **ALMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,

@@ -16,7 +16,7 @@ from ._core.state import PNormState
 from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC
 from ._passes import ended_early, still_improving
 from ._utils import user_level
-from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
+from ._weights import CLASS_WEIGHT_DOC
 
 #: a checkpoint's record of ``tol`` (none in those written before it)
 _TOL_KEYS = ("fewest", "ended", "improving")
@@ -166,7 +166,6 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     _counts_passes = False  # n_iter_: the epochs of each problem's schedule
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
         **LINEAR_CONSTRAINTS,
     }

@@ -16,7 +16,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
-from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
+from ._weights import CLASS_WEIGHT_DOC
 
 
 class PerceptronClassifier(OnlineLinearClassifier):
@@ -78,7 +78,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
     array([1, 1, 0, 0])
     """
 
-    _parameter_constraints: dict = {**LINEAR_CONSTRAINTS, **WEIGHT_CONSTRAINTS}
+    _parameter_constraints: dict = dict(LINEAR_CONSTRAINTS)
 
     def __init__(
         self,
@@ -166,7 +166,6 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,

@@ -28,7 +28,7 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size
 from ._passes import PASS_KEYS, ended_early
 from ._registry import trusted_type
 from ._utils import user_level
-from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
+from ._weights import CLASS_WEIGHT_DOC
 
 
 @trusted_type
@@ -352,7 +352,6 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         "p": [Interval(Real, P_MIN, P_MAX, closed="both"), StrOptions({"log"})],
         **PUMMA_CONSTRAINTS,
         **LINEAR_CONSTRAINTS,
@@ -629,7 +628,6 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         **PUMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         "normalize": ["boolean"],

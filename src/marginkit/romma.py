@@ -20,7 +20,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
-from ._weights import CLASS_WEIGHT_DOC, WEIGHT_CONSTRAINTS
+from ._weights import CLASS_WEIGHT_DOC
 
 #: ROMMA's own parameters, of both forms
 ROMMA_CONSTRAINTS = {
@@ -142,7 +142,6 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     _parameter_constraints: dict = {
         **ROMMA_CONSTRAINTS,
         **LINEAR_CONSTRAINTS,
-        **WEIGHT_CONSTRAINTS,
     }
 
     def __init__(
@@ -241,7 +240,6 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     """
 
     _parameter_constraints: dict = {
-        **WEIGHT_CONSTRAINTS,
         **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
