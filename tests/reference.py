@@ -4,6 +4,7 @@ Nothing here is optimised: dense numpy vectors, one example at a time, every
 hypothesis kept. The tests compare marginkit's compiled estimators with these.
 """
 
+import math
 from contextlib import contextmanager
 
 import numpy as np
@@ -150,19 +151,32 @@ def augment(X, R):
     return np.hstack([X, np.full((X.shape[0], 1), -R)])
 
 
+def bias_coordinate(X, p, scaling="max"):
+    """``fit_intercept``'s bias coordinate R of the rows X: their largest p-norm (``"max"``,
+    the papers' R), the root mean square of their p-norms (``"rms"``), or the value
+    given; 1 where every row is 0."""
+    if not isinstance(scaling, str):
+        return float(scaling)
+    norms = [pnorm(x, p) for x in X]
+    value = max(norms) if scaling == "max" else math.sqrt(sum(v * v for v in norms) / len(norms))
+    return value or 1.0
+
+
 def ovr_targets(y, classes):
     if len(classes) == 2:
         return [np.where(y == classes[1], 1.0, -1.0)]
     return [np.where(y == c, 1.0, -1.0) for c in classes]
 
 
-def alma_fit(X, y, p, alpha, B, C, max_iter=1, fit_intercept=False, weights=None):
+def alma_fit(
+    X, y, p, alpha, B, C, max_iter=1, fit_intercept=False, weights=None, intercept_scaling="max"
+):
     """One-vs-rest ALMA_p: per binary problem, (hypotheses, counts)."""
     classes = np.unique(y)
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     R = None
     if fit_intercept:
-        R = max(pnorm(x, p) for x in X) or 1.0
+        R = bias_coordinate(X, p, intercept_scaling)
         X = augment(X, R)
     runs = [alma_binary(X, t, p, alpha, B, C, max_iter, weights) for t in ovr_targets(y, classes)]
     return runs, R
@@ -405,13 +419,13 @@ def margin_perceptron_binary(X, y, gamma_guess=None, max_iter=1000, weights=None
         gamma /= 2
 
 
-def linear_fit(binary, X, y, fit_intercept=False, **kwargs):
+def linear_fit(binary, X, y, fit_intercept=False, intercept_scaling="max", **kwargs):
     """One-vs-rest runs of ``binary`` (perceptron_binary, romma_binary) and R."""
     classes = np.unique(y)
     X = _dense(X)
     R = None
     if fit_intercept:
-        R = max(np.linalg.norm(x) for x in X) or 1.0
+        R = bias_coordinate(X, 2.0, intercept_scaling)
         X = augment(X, R)
     return [binary(X, t, **kwargs) for t in ovr_targets(y, classes)], R
 

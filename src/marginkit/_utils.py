@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._core.arrays import backend_of
+from ._core.arrays import backend_of, to_numpy
 from ._core.linear import scaled_norm
 
 
@@ -120,30 +120,104 @@ def csr_arrays(X):
     return indptr, indices, np.ascontiguousarray(X.data, dtype=np.float64)
 
 
+class Norms:
+    """The p-norms of some rows, summarised: how many rows, the largest norm, and the
+    sum of their squares, held exactly, so that summaries of chunks combine (``+``) to
+    the summary of all the rows whatever the chunks: a file read in chunks, the shards
+    of a dask array and the array in memory give the same bits.
+
+    Each squared norm ``n^2 = f^2 4^k`` (``n = f 2^k``, f in [0.5, 1)) counts as the
+    integer ``f^2 2^54`` (f^2 rounded to float64 has no more bits) in units of
+    ``4^k / 2^54``: integer sums per exponent k (Python ints) that no order of addition
+    changes and no scale of the data (1e-300 to 1e300) overflows. No library sums
+    floats exactly across chunks (``math.fsum`` rounds each chunk's sum), hence this.
+
+    A bias coordinate (``intercept_scaling``) takes :attr:`top` (the papers' R) or
+    :attr:`rms`, the root mean square norm, which one row of outlying norm moves by at
+    most its norm over the square root of the number of rows.
+    """
+
+    __slots__ = ("n", "top", "sums")
+
+    #: f^2 (in [0.25, 1), float64) times 2^BITS is an integer
+    BITS = 54
+    #: the int64 sums of a chunk add halves of these bits (each sum exact to 2^36 rows)
+    _HALF = 27
+
+    def __init__(self, n=0, top=0.0, sums=None):
+        self.n, self.top, self.sums = int(n), float(top), dict(sums or {})
+
+    @classmethod
+    def of(cls, norms):
+        """The summary of an array of norms."""
+        norms = np.asarray(norms, dtype=np.float64).ravel()
+        if not norms.size:
+            return cls()
+        top = float(norms.max())
+        if not math.isfinite(top):
+            return cls(norms.size, top)  # a norm beyond float64: rms is inf (as is top)
+        f, k = np.frexp(norms)
+        units = np.ldexp(f * f, cls.BITS).astype(np.int64)  # exact
+        order = np.argsort(k, kind="stable")
+        k, units = k[order], units[order]
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        high = np.add.reduceat(units >> cls._HALF, starts)
+        low = np.add.reduceat(units & ((1 << cls._HALF) - 1), starts)
+        sums = {
+            int(e): (int(h) << cls._HALF) + int(lo)
+            for e, h, lo in zip(k[starts], high, low, strict=True)
+            if h or lo
+        }
+        return cls(norms.size, top, sums)
+
+    def __add__(self, other):
+        sums = dict(self.sums)
+        for e, t in other.sums.items():
+            sums[e] = sums.get(e, 0) + t
+        return Norms(self.n + other.n, max(self.top, other.top), sums)
+
+    @property
+    def rms(self):
+        """The root mean square norm (0 without rows, or where all are 0)."""
+        if not math.isfinite(self.top):
+            return self.top
+        if not self.n or not self.sums:
+            return 0.0
+        low = min(self.sums)
+        total = sum(t << (2 * (e - low)) for e, t in self.sums.items())
+        shift = max(total.bit_length() - 62, 0)
+        mean = (total >> shift) / self.n  # times 2^scale
+        scale = 2 * low - self.BITS + shift
+        if scale % 2:
+            mean, scale = 2.0 * mean, scale - 1
+        return math.ldexp(math.sqrt(mean), scale // 2)
+
+
 class DataSummary:
     """What starting a fit needs to know of all its training data, beyond one batch.
 
-    The number of features, whether the data are sparse, the largest p-norm of an
-    instance (``fit_intercept``'s radius R, the margin Perceptron's schedule) and the
-    variance of the entries (a kernel's ``gamma="scale"``). Made from an array by
-    :meth:`of`, or from a pass over a stream (:mod:`marginkit.streaming`), so that a
-    fit on a stream starts where a fit on the same data in memory does.
+    The number of features, whether the data are sparse, the p-norms of the instances
+    (:class:`Norms`: ``fit_intercept``'s bias coordinate, the margin Perceptron's
+    schedule, the units of a model) and the variance of the entries (a kernel's
+    ``gamma="scale"``). Made from an array by :meth:`of`, or from a pass over a stream
+    (:mod:`marginkit.streaming`), so that a fit on a stream starts where a fit on the
+    same data in memory does.
 
     Parameters
     ----------
     n_features : int
     sparse : bool
-    max_norm : callable
-        ``max_norm(p)``: the largest p-norm of an instance (0 without instances).
+    norms : callable
+        ``norms(p)``: the :class:`Norms` of the instances' p-norms.
     variance : callable
         ``variance(e)``: the variance of the n_samples x n_features entries, each
         times ``2^-e`` (that of the rows in a model's units).
     """
 
-    def __init__(self, n_features, sparse, max_norm, variance):
+    def __init__(self, n_features, sparse, norms, variance):
         self.n_features = int(n_features)
         self.sparse = bool(sparse)
-        self._max_norm = max_norm
+        self._summarise = norms
         self._variance = variance
         self._norms = {}
 
@@ -153,26 +227,31 @@ class DataSummary:
 
         backend = backend_of(X)
 
-        def max_norm(p):
-            if not X.shape[0]:
-                return 0.0
+        def norms(p):
             if sp.issparse(X) or isinstance(X, np.ndarray):
-                return float(row_norms_p(X, p).max())
+                return Norms.of(row_norms_p(X, p))
+            if not X.shape[0]:
+                return Norms()
             # on X's device, in the units of its largest entry (p = 2: the kernels')
             e = exponent_of(peak_of(X))
-            sq = backend.squared_norms(times_power_of_two(X, -e))
-            return float(np.ldexp(np.sqrt(float(backend.xp.max(sq))), e))
+            sq = to_numpy(backend.squared_norms(times_power_of_two(X, -e)))
+            return Norms.of(np.ldexp(np.sqrt(sq), e))
 
         def variance(e):
             return backend.variance(times_power_of_two(X, -e))
 
-        return cls(X.shape[1], sp.issparse(X), max_norm, variance)
+        return cls(X.shape[1], sp.issparse(X), norms, variance)
 
-    def max_norm(self, p):
+    def norms(self, p):
+        """The :class:`Norms` of the instances' p-norms (computed once per p)."""
         p = float(p)
         if p not in self._norms:
-            self._norms[p] = self._max_norm(p)
+            self._norms[p] = self._summarise(p)
         return self._norms[p]
+
+    def max_norm(self, p):
+        """The largest p-norm of an instance (0 without instances)."""
+        return self.norms(p).top
 
     def variance(self, e=0):
         """The variance of the entries, each times ``2^-e`` (of an array, computed so;

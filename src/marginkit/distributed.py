@@ -54,8 +54,8 @@ from ._core.shards import Shard, Sharded
 from ._core.state import PNormState
 from ._guards import check_known, check_two_classes, unchanged_on_error
 from ._kernel_base import KernelOnlineClassifier
-from ._passes import TOL, ended_early, still_improving
-from ._utils import DataSummary, row_norms_p
+from ._passes import TOL, ended_early, tol_ends
+from ._utils import DataSummary, Norms, row_norms_p
 from .alma import ALMAClassifier, KernelALMAClassifier
 from .formats import input_format
 from .margin_perceptron import MarginPerceptronClassifier
@@ -190,11 +190,11 @@ def _aligned_labels(y, X, da):
     return y.rechunk((X.chunks[0],)) if y.chunks[0] != X.chunks[0] else y
 
 
-def _max_row_norm(X, p):
-    """The largest p-norm of a row of a chunk, validated as a fit validates its rows."""
+def _row_norms(X, p):
+    """The :class:`~marginkit._utils.Norms` of the rows of a chunk, validated as a fit
+    validates its rows."""
     X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
-    X = _canonical(X)
-    return float(row_norms_p(X, p).max()) if X.shape[0] else 0.0
+    return Norms.of(row_norms_p(_canonical(X), p))
 
 
 def _labels_of(y):
@@ -267,8 +267,8 @@ def _held_epoch(template, states, rows, start=None, stop=None):
     return _shard_epoch(template, states, *rows, start, stop)
 
 
-def _held_max_norm(rows, p):
-    return _max_row_norm(rows[0], p)
+def _held_norms(rows, p):
+    return _row_norms(rows[0], p)
 
 
 def _file_summary(path, reading):
@@ -289,9 +289,10 @@ def _file_summary(path, reading):
     return stream.fmt, scan, stream.classes
 
 
-def _file_max_norm(path, reading, p):
-    """The largest p-norm of an instance of one file shard: a pass, on a worker."""
-    return FileStream(path, **reading).summary.max_norm(p)
+def _file_norms(path, reading, p):
+    """The :class:`~marginkit._utils.Norms` of the instances of one file shard: a
+    pass, on a worker."""
+    return FileStream(path, **reading).summary.norms(p)
 
 
 #: The options of :meth:`MixingClassifier.fit` that read files, and their defaults
@@ -644,7 +645,8 @@ class MixingClassifier(_Wrapper):
     max_iter : int >= 1, default=1000
         The most epochs (each one pass of every shard over its rows, then a mix).
     tol : float >= 0 or None, default=1e-3
-        The epochs end, as the estimators' passes of ``fit`` do, after one whose
+        The epochs end, as the estimator's passes of ``fit`` do, after its
+        ``n_iter_no_change`` epochs in a row (one for an estimator without it) whose
         corrections (summed over the shards) did not fall below the fewest of any
         earlier epoch by more than ``tol * n_samples`` in any one-vs-rest problem. None:
         ``max_iter`` epochs. Whatever ``tol``, they end after an epoch without any
@@ -962,12 +964,11 @@ class MixingClassifier(_Wrapper):
             classes = unique_labels(classes)
         check_two_classes(classes)
 
-        def max_norm(p):
-            tasks = [dask.delayed(_max_row_norm)(b, p) for b in xs]
-            return max(dask.compute(*tasks))
+        def norms(p):
+            return sum(dask.compute(*[dask.delayed(_row_norms)(b, p) for b in xs]), Norms())
 
         work = [(_shard_epoch, (xb, yb)) for xb, yb in zip(xs, ys, strict=True)]
-        summary = DataSummary(X.shape[1], sp.issparse(X._meta), max_norm, None)
+        summary = DataSummary(X.shape[1], sp.issparse(X._meta), norms, None)
         self._epochs(dask, est, classes, summary, work, rows, callback)
         return self
 
@@ -1004,20 +1005,20 @@ class MixingClassifier(_Wrapper):
 
         if self.mix_every is None:
             work = [(_file_epoch, (path, reading)) for path in paths]
-            norms = [(_file_max_norm, (path, reading)) for path in paths]
+            parts = [(_file_norms, (path, reading)) for path in paths]
         else:
             # several mixes an epoch: each file's rows read once, held on its worker
             held = dask.persist(
                 *[dask.delayed(_file_rows, pure=False)(path, reading) for path in paths]
             )
             work = [(_held_epoch, (rows,)) for rows in held]
-            norms = [(_held_max_norm, (rows,)) for rows in held]
+            parts = [(_held_norms, (rows,)) for rows in held]
 
-        def max_norm(p):
-            tasks = [dask.delayed(run, pure=False)(*args, p) for run, args in norms]
-            return max(dask.compute(*tasks))
+        def norms(p):
+            tasks = [dask.delayed(run, pure=False)(*args, p) for run, args in parts]
+            return sum(dask.compute(*tasks), Norms())
 
-        summary = DataSummary(width, fmt == "svmlight", max_norm, None)
+        summary = DataSummary(width, fmt == "svmlight", norms, None)
         self._epochs(dask, est, classes, summary, work, rows, callback)
         self.input_format_ = input_format(fmt, width, zero_based, reading["label_column"])
         return self
@@ -1036,9 +1037,11 @@ class MixingClassifier(_Wrapper):
         n_shards, n_samples = len(work), sum(rows)
         mixed = est._states
         n_problems = len(mixed)
-        fewest = np.full(n_problems, np.inf)
+        # tol's record, and the estimator's n_iter_no_change: the epochs end as its
+        # passes of fit do
+        record = {"fewest": np.full(n_problems, np.inf), "improving": True}
+        patience = est.get_params().get("n_iter_no_change", 1)
         per_epoch = []
-        improving = True
         self.n_shards_ = n_shards
         self.n_mixes_ = 0
         momentum = self._momentum(est, n_shards)
@@ -1082,15 +1085,14 @@ class MixingClassifier(_Wrapper):
                 if n_rounds == 1:
                     bar.update(1)  # an epoch, also one that the sequence took whole
                 per_epoch.append(made_by_shard)
-                improving = still_improving(total, fewest, self.tol, n_samples)
-                fewest = np.minimum(fewest, total)
+                ended = tol_ends(record, total, self.tol, n_samples, patience)
                 self._set_fitted(est, mixed, epoch + 1, per_epoch)
                 if callback is not None:
                     callback(self, epoch)
-                if (self.tol is not None and not improving) or not total.any():
+                if ended or not total.any():
                     break
             ended_early(bar, (self.max_iter - self.n_iter_) * n_rounds)
-        if self.n_iter_ == self.max_iter > 1 and improving and self.tol is not None:
+        if self.n_iter_ == self.max_iter > 1 and record["improving"] and self.tol is not None:
             warnings.warn(
                 f"{type(self).__name__}: the corrections still fell in the last of "
                 f"max_iter={self.max_iter} epochs (by more than tol * n_samples); more "

@@ -357,6 +357,8 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         **LINEAR_CONSTRAINTS,
     }
     _parameter_constraints.pop("fit_intercept")  # PUMMA's bias is its own
+    _parameter_constraints.pop("intercept_scaling")
+    _parameter_constraints.pop("n_iter_no_change")  # its epochs end by tol alone
     # max_iter's former name: max_epochs, not the others' n_epochs
     _parameter_constraints["max_epochs"] = _parameter_constraints.pop("n_epochs")
 

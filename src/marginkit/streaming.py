@@ -42,7 +42,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._utils import DataSummary, row_norms_p
+from ._utils import DataSummary, Norms, row_norms_p
 from .formats import data_format, iter_chunks
 
 __all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
@@ -419,19 +419,16 @@ class FileStream:
             var = max(total_sq / cells - mean**2, 0.0) if cells else 0.0
             return float(np.ldexp(var, -2 * e))
 
-        self.summary = DataSummary(width, self.fmt == "svmlight", self._max_norm, variance)
+        self.summary = DataSummary(width, self.fmt == "svmlight", self._norms, variance)
 
     def _moments(self):
         """(rows, sum, sum of squares) of the entries: one more pass."""
         n, _, _, _, _, total, total_sq = self._survey(raw=False)
         return n, total, total_sq
 
-    def _max_norm(self, p):
-        """The largest p-norm of an instance: one more pass."""
-        top = 0.0
-        for X, _ in self._chunks():
-            top = max(top, float(row_norms_p(X, p).max()))
-        return top
+    def _norms(self, p):
+        """The :class:`~marginkit._utils.Norms` of the instances: one more pass."""
+        return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks()), Norms())
 
 
 def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **options):

@@ -206,26 +206,33 @@ def build_spec(
 # -- computation -------------------------------------------------------------------------
 
 
+def baseline(algorithm: str, delta: float, p: float = 2.0):
+    """ALMA_p(delta), ROMMA or aggressive ROMMA(delta) (``"alma"``, ``"romma"``,
+    ``"aromma"``), each with the papers' bias: ``fit_intercept=True`` with the largest
+    norm of an instance as the coordinate (``intercept_scaling="max"``), in the order
+    given, with the last hypothesis."""
+    paper = dict(fit_intercept=True, intercept_scaling="max", output="last", shuffle=False)
+    if algorithm == "alma":
+        return ALMAClassifier(p=p, alpha=delta, **paper)
+    if algorithm not in ("romma", "aromma"):
+        raise ValueError(f"unknown algorithm {algorithm!r}")
+    if p != 2.0:
+        raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
+    if algorithm == "romma":
+        return ROMMAClassifier(**paper)
+    return ROMMAClassifier(aggressive=True, delta=delta, **paper)
+
+
 def make_estimator(algorithm: str, p: float, delta: float = DELTA):
     """A fresh estimator of one algorithm, its bias as the paper gives it.
 
     PUMMA learns its own bias; ALMA and both ROMMAs get one through ``fit_intercept=True``
-    (the augmentation ``x -> (x, -R)``); ``coef_`` and ``intercept_`` are on the original
-    features for all of them.
+    (the augmentation ``x -> (x, -R)``, :func:`baseline`); ``coef_`` and ``intercept_``
+    are on the original features for all of them.
     """
     if algorithm == "pumma":
         return PUMMAClassifier(p=p, delta=delta, lam=0.0, tol=None, output="last", shuffle=False)
-    if algorithm == "alma":
-        return ALMAClassifier(p=p, alpha=delta, fit_intercept=True, output="last", shuffle=False)
-    if algorithm in ("romma", "aromma"):
-        if p != 2.0:
-            raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
-        if algorithm == "romma":
-            return ROMMAClassifier(fit_intercept=True, output="last", shuffle=False)
-        return ROMMAClassifier(
-            aggressive=True, delta=delta, fit_intercept=True, output="last", shuffle=False
-        )
-    raise ValueError(f"unknown algorithm {algorithm!r}")
+    return baseline(algorithm, delta, p)
 
 
 def learning_curve(estimator, X, y, p: float, max_epochs: int) -> dict:

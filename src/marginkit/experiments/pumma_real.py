@@ -45,15 +45,13 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
-from ..alma import ALMAClassifier
 from ..datasets import load_adult, load_house_votes, load_ionosphere
 from ..margins import margin, max_margin
 from ..pumma import PUMMAClassifier
-from ..romma import ROMMAClassifier
 from . import published as pub
 from ._format import format_table
 from .gentile_kernel import MissingDataError, data_fingerprint
-from .pumma_artificial import _positive_int, warm_up_solver
+from .pumma_artificial import _positive_int, baseline, warm_up_solver
 from .runner import Cell, LastValueCache, Spec
 
 NAME = "pumma-real"
@@ -456,16 +454,11 @@ def run_linearsvc(X, y, lam: float = LAM) -> dict:
 
 
 def make_baseline(method: str, delta: float = DELTA):
-    """ROMMA, aggressive ROMMA(delta) or ALMA_2(delta), each with ``fit_intercept=True``."""
-    if method == "romma":
-        return ROMMAClassifier(fit_intercept=True, output="last", shuffle=False)
-    if method == "aromma":
-        return ROMMAClassifier(
-            aggressive=True, delta=delta, fit_intercept=True, output="last", shuffle=False
-        )
-    if method == "alma":
-        return ALMAClassifier(p=2.0, alpha=delta, fit_intercept=True, output="last", shuffle=False)
-    raise ValueError(f"unknown baseline {method!r}")
+    """ROMMA, aggressive ROMMA(delta) or ALMA_2(delta), each with the papers' bias
+    (:func:`marginkit.experiments.pumma_artificial.baseline`)."""
+    if method not in ("romma", "aromma", "alma"):
+        raise ValueError(f"unknown baseline {method!r}")
+    return baseline(method, delta)
 
 
 def run_baseline(method: str, X, X_aug, y, max_epochs: int, lam: float = LAM) -> dict:
