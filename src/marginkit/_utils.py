@@ -137,25 +137,46 @@ class Norms:
     most its norm over the square root of the number of rows.
     """
 
-    __slots__ = ("n", "top", "sums")
+    __slots__ = ("n", "top", "_sums", "_pending")
 
     #: f^2 (in [0.25, 1), float64) times 2^BITS is an integer
     BITS = 54
     #: the int64 sums of a chunk add halves of these bits (each sum exact to 2^36 rows)
     _HALF = 27
 
-    def __init__(self, n=0, top=0.0, sums=None):
-        self.n, self.top, self.sums = int(n), float(top), dict(sums or {})
+    def __init__(self, n=0, top=0.0, sums=None, pending=None):
+        self.n, self.top, self._sums = int(n), float(top), dict(sums or {})
+        # the norms (or a function that gives them) whose sums are still to take: only
+        # a bias coordinate of "rms" (or adding chunks) needs them, so that the largest
+        # norm costs what it did
+        self._pending = pending
 
     @classmethod
     def of(cls, norms):
-        """The summary of an array of norms."""
+        """The summary of an array of norms (their sums taken when first needed)."""
         norms = np.asarray(norms, dtype=np.float64).ravel()
         if not norms.size:
             return cls()
         top = float(norms.max())
         if not math.isfinite(top):
             return cls(norms.size, top)  # a norm beyond float64: rms is inf (as is top)
+        return cls(norms.size, top, pending=norms)
+
+    @property
+    def sums(self):
+        """``{k: the sum of the integers f^2 2^BITS of the norms f 2^k}``."""
+        if self._pending is not None:
+            pending = self._pending
+            norms = pending() if callable(pending) else pending
+            self._sums, self._pending = self._summed(norms), None
+        return self._sums
+
+    def __reduce__(self):
+        # the sums, not the norms pending: what a shard's task sends is O(exponents)
+        return (Norms, (self.n, self.top, self.sums))
+
+    @classmethod
+    def _summed(cls, norms):
         f, k = np.frexp(norms)
         units = np.ldexp(f * f, cls.BITS).astype(np.int64)  # exact
         order = np.argsort(k, kind="stable")
@@ -163,12 +184,11 @@ class Norms:
         starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
         high = np.add.reduceat(units >> cls._HALF, starts)
         low = np.add.reduceat(units & ((1 << cls._HALF) - 1), starts)
-        sums = {
+        return {
             int(e): (int(h) << cls._HALF) + int(lo)
             for e, h, lo in zip(k[starts], high, low, strict=True)
             if h or lo
         }
-        return cls(norms.size, top, sums)
 
     def __add__(self, other):
         sums = dict(self.sums)
@@ -234,8 +254,9 @@ class DataSummary:
                 return Norms()
             # on X's device, in the units of its largest entry (p = 2: the kernels')
             e = exponent_of(peak_of(X))
-            sq = to_numpy(backend.squared_norms(times_power_of_two(X, -e)))
-            return Norms.of(np.ldexp(np.sqrt(sq), e))
+            sq = backend.squared_norms(times_power_of_two(X, -e))
+            top = float(np.ldexp(np.sqrt(float(backend.xp.max(sq))), e))
+            return Norms(X.shape[0], top, pending=lambda: np.ldexp(np.sqrt(to_numpy(sq)), e))
 
         def variance(e):
             return backend.variance(times_power_of_two(X, -e))
