@@ -94,10 +94,17 @@ FAMILY_CONFIGS = [
         "marginkit Perceptron",
         lambda: PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
     ),
-    ("marginkit ROMMA", lambda: ROMMAClassifier(output="last", max_iter=1, fit_intercept=False)),
+    (
+        "marginkit ROMMA",
+        lambda: ROMMAClassifier(
+            aggressive=False, lam=0.0, output="last", max_iter=1, fit_intercept=False
+        ),
+    ),
     (
         "marginkit aggressive ROMMA",
-        lambda: ROMMAClassifier(aggressive=True, output="last", max_iter=1, fit_intercept=False),
+        lambda: ROMMAClassifier(
+            aggressive=True, lam=0.0, output="last", max_iter=1, fit_intercept=False
+        ),
     ),
     (
         "marginkit PUMMA p=2 d=0.1 (1 epoch)",

@@ -102,6 +102,26 @@ def checkpoint_file(make, X, y, path, stop_after=2, every=8):
     return path
 
 
+def hard_romma_cases():
+    """Li and Long's ROMMA and aggressive ROMMA (the hard margin), each as (estimator
+    class, its parameters, the reference rule, the rule's parameters): the rows of the
+    tables that hold the linear rules to tests/reference.py."""
+    from reference import romma_binary
+
+    from marginkit import ROMMAClassifier
+
+    hard = {"lam": 0.0}
+    return {
+        "romma": (ROMMAClassifier, {"aggressive": False, **hard}, romma_binary, {}),
+        "aggressive": (
+            ROMMAClassifier,
+            {"aggressive": True, **hard},
+            romma_binary,
+            {"aggressive": True},
+        ),
+    }
+
+
 def outputs_of(est):
     """The outputs a fitted estimator gives: a linear one fitted without its correction
     log (``keep_corrections=False`` and ``output`` not ``"voted"``) has no vote."""

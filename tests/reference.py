@@ -332,7 +332,9 @@ def perceptron_binary(X, y, max_iter=1, weights=None):
     return hyps, counts
 
 
-def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0, weights=None):
+def romma_binary(
+    X, y, aggressive=False, max_iter=1, delta=0.0, weights=None, lam=0.0, stream=False
+):
     """ROMMA / aggressive ROMMA (Li and Long 2002, section 3), solved from its definition.
 
     At an update, w' = argmin ||w'|| subject to w' . w >= ||w||^2 and y w' . x >= 1,
@@ -342,16 +344,28 @@ def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0, weights=None):
 
     A row of weight c (``weights``) scales the new example's term of the update: the
     ROMMA solution ``a w + b y x`` becomes ``a w + c b y x``.
+
+    ``lam > 0``: the 2-norm soft margin, written out: every example is ``(x, sqrt(lam /
+    c) e_j)`` with a column j of its own, one per row for all passes, or with
+    ``stream``, one per trial (each pass's rows new examples). The hypotheses returned
+    are their first ``d`` coordinates, ``w``; a row of zeros (in ``x``) never updates.
     """
     X = _dense(X)
-    cw = _weights(weights, X.shape[0])
+    n, d = X.shape
+    cw = _weights(weights, n)
+    if lam > 0:
+        columns = n * max_iter if stream else n
+        X = np.hstack([X, np.zeros((n, columns))])
     w = np.zeros(X.shape[1])
-    hyps, counts = [w], [0]
+    hyps, counts = [w[:d]], [0]
     for e in range(max_iter):
         for t, (x, yt) in enumerate(zip(X, y, strict=True)):
-            if not np.any(x != 0):
+            if not np.any(x[:d] != 0):
                 counts[-1] += 1
                 continue
+            if lam > 0:
+                x = x.copy()
+                x[d + (e * n + t if stream else t)] = np.sqrt(lam / cw[t])
             m = yt * (w @ x)
             thr = 1.0 - delta if aggressive else 0.0
             _decision(f"ROMMA pass {e}, trial {t}", m, thr, _terms(w, x) + abs(thr))
@@ -365,7 +379,7 @@ def romma_binary(X, y, aggressive=False, max_iter=1, delta=0.0, weights=None):
                     G = np.array([[w @ w, w @ z], [w @ z, z @ z]])
                     a, b = np.linalg.solve(G, [w @ w, 1.0])
                     w = a * w + cw[t] * b * z
-                hyps.append(w)
+                hyps.append(w[:d])
                 counts.append(0)
             counts[-1] += 1
     return hyps, counts

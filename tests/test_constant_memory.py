@@ -78,7 +78,7 @@ def check_constant(name, short, long):
 
 
 def test_a_tenfold_stream_in_constant_memory():
-    check_constant("alma", 100_000, 1_000_000)
+    check_constant("alma", 200_000, 2_000_000)
 
 
 @pytest.mark.slow  # about 30 s on 2 cores

@@ -224,7 +224,15 @@ def test_romma_vote_survives_a_scale_of_1e51():
     predictions. The vote of the rebuilt hypotheses does not."""
     X, y = noisy(n=300, d=6, seed=1, noise=0.1)
     clf = fit(
-        ROMMAClassifier(shuffle=False, max_iter=20, tol=None, output="voted", fit_intercept=False),
+        ROMMAClassifier(
+            aggressive=False,
+            lam=0.0,
+            shuffle=False,
+            max_iter=20,
+            tol=None,
+            output="voted",
+            fit_intercept=False,
+        ),
         X,
         y,
     )

@@ -102,9 +102,17 @@ ESTIMATORS = {
         None,
     ),
     "perceptron": (lambda c: PerceptronClassifier(shuffle=False, max_iter=2, tol=None), 1),
-    "romma": (lambda c: ROMMAClassifier(shuffle=False, max_iter=2, tol=None), -1),
+    "romma": (
+        lambda c: ROMMAClassifier(shuffle=False, aggressive=False, lam=0.0, max_iter=2, tol=None),
+        -1,
+    ),
+    # the soft margin scales with the squares of the features
+    "romma lam": (
+        lambda c: ROMMAClassifier(shuffle=False, lam=0.5 * c * c, max_iter=2, tol=None),
+        -1,
+    ),
     "aggressive romma": (
-        lambda c: ROMMAClassifier(shuffle=False, aggressive=True, max_iter=2, tol=None),
+        lambda c: ROMMAClassifier(shuffle=False, aggressive=True, lam=0.0, max_iter=2, tol=None),
         -1,
     ),
     "margin perceptron": (lambda c: MarginPerceptronClassifier(shuffle=False, max_iter=30), 1),

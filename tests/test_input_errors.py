@@ -132,7 +132,9 @@ def test_sparse_batches_after_a_dense_fit(cls):
     np.testing.assert_allclose(mixed.decision_function(X), dense.decision_function(X))
 
 
-@pytest.mark.parametrize("cls, params", [(ROMMAClassifier, {}), (PUMMAClassifier, {"lam": 0.0})])
+@pytest.mark.parametrize(
+    "cls, params", [(ROMMAClassifier, {"lam": 0.0}), (PUMMAClassifier, {"lam": 0.0})]
+)
 def test_a_partial_fit_that_overflows_leaves_a_model_that_says_so(cls, params):
     """Weights that overflow in partial_fit (ROMMA, hard-margin PUMMA on data that are
     not separable) are changed in place: the call raises, and so do the model's answers

@@ -122,6 +122,7 @@ def test_aggressive_romma_forgets_and_stays_exact():
     linear = ROMMAClassifier(
         shuffle=False,
         aggressive=True,
+        lam=0.0,
         max_iter=3,
         tol=None,
         keep_corrections=True,
@@ -233,7 +234,7 @@ def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass():
     pass of the linear form with the linear kernel."""
     X, y = make_blobs_pm(n=120, d=4, n_classes=2, seed=3)
     params = {"aggressive": True, "delta": 0.1, "tol": None, "max_iter": 5000, "shuffle": False}
-    linear = ROMMAClassifier(fit_intercept=False, **params).fit(X, y)
+    linear = ROMMAClassifier(fit_intercept=False, lam=0.0, **params).fit(X, y)
     kernel = KernelROMMAClassifier(kernel="linear", **params).fit(X, y)
     with tie_free():  # the passes both made, replayed
         linear_fit(romma_binary, X, y, aggressive=True, delta=0.1, max_iter=linear.n_iter_)

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import hard_romma_cases, make_blobs_pm
 from reference import (
     linear_fit,
     linear_scores,
@@ -41,13 +41,25 @@ def separable(n=200, d=6, margin=0.3, seed=0, bias=0.0):
 
 ESTIMATORS = {
     "perceptron": (PerceptronClassifier, {}, perceptron_binary, {}),
-    "romma": (ROMMAClassifier, {}, romma_binary, {}),
-    "aggressive": (ROMMAClassifier, {"aggressive": True}, romma_binary, {"aggressive": True}),
+    **hard_romma_cases(),
     "aggressive-delta": (
         ROMMAClassifier,
-        {"aggressive": True, "delta": 0.3},
+        {"aggressive": True, "delta": 0.3, "lam": 0.0},
         romma_binary,
         {"aggressive": True, "delta": 0.3},
+    ),
+    # the 2-norm soft margin: every row a coordinate of its own, kept across the passes
+    "soft-romma": (
+        ROMMAClassifier,
+        {"aggressive": False, "lam": 0.7},
+        romma_binary,
+        {"lam": 0.7},
+    ),
+    "soft-aggressive": (
+        ROMMAClassifier,
+        {"aggressive": True, "lam": 2.0},
+        romma_binary,
+        {"aggressive": True, "lam": 2.0},
     ),
 }
 
@@ -137,7 +149,12 @@ def test_scale_folds_keep_romma_exact():
         runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=2)
         linear_scores(runs, X, "voted")
     clf = Folding(
-        shuffle=False, aggressive=True, max_iter=2, keep_corrections=True, fit_intercept=False
+        shuffle=False,
+        aggressive=True,
+        lam=0.0,
+        max_iter=2,
+        keep_corrections=True,
+        fit_intercept=False,
     )
     clf.fit(X, y)
     assert clf.n_corrections_ == len(runs[0][0]) - 1
@@ -155,6 +172,7 @@ def test_romma_bound_and_aggressive_margin(aggressive):
     clf = ROMMAClassifier(
         shuffle=False,
         aggressive=aggressive,
+        lam=0.0,
         max_iter=50,
         tol=None,
         output="last",
@@ -185,7 +203,7 @@ def test_aggressive_romma_delta_reaches_its_margin(delta, fit_intercept):
     mm = pytest.importorskip("marginkit.margins")
     pytest.importorskip("cvxpy")
     X, y = separable(n=200, d=5, margin=0.3, seed=2, bias=0.8 if fit_intercept else 0.0)
-    params = {"aggressive": True, "delta": delta, "output": "last", "shuffle": False}
+    params = {"aggressive": True, "delta": delta, "lam": 0.0, "output": "last", "shuffle": False}
     params.update(fit_intercept=fit_intercept, tol=None, max_iter=10_000)
     with _no_warning():
         clf = ROMMAClassifier(**params).fit(X, y)
@@ -216,7 +234,9 @@ def test_aggressive_romma_delta_reaches_its_margin(delta, fit_intercept):
 
 def test_romma_unit_constraint_binds_on_the_last_update():
     X, y = separable(n=100, d=4, margin=0.2, seed=5)
-    clf = ROMMAClassifier(shuffle=False, output="last", max_iter=1, fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(
+        aggressive=False, lam=0.0, shuffle=False, output="last", max_iter=1, fit_intercept=False
+    ).fit(X, y)
     runs, _ = linear_fit(romma_binary, X, y)
     w = clf.coef_[0]
     # the last hypothesis is feasible for its own defining constraints
@@ -227,7 +247,9 @@ def test_romma_contradiction_does_not_break():
     """x and -x with opposite labels: the two constraints contradict; w stays finite."""
     X = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, 2.0], [2.0, 0.0]])
     y = np.array([1, 1, 1, -1])
-    clf = ROMMAClassifier(shuffle=False, max_iter=3, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(
+        aggressive=False, lam=0.0, shuffle=False, max_iter=3, output="last", fit_intercept=False
+    ).fit(X, y)
     assert np.all(np.isfinite(clf.coef_))
 
 

@@ -101,10 +101,10 @@ ONE_CHUNK = [
         2,
     ),
     ("perceptron-sparse", lambda: PerceptronClassifier(shuffle=False), True, 3),
-    ("romma", lambda: ROMMAClassifier(shuffle=False), False, 2),
+    ("romma", lambda: ROMMAClassifier(aggressive=False, lam=0.0, shuffle=False), False, 2),
     (
         "aggressive-romma",
-        lambda: ROMMAClassifier(shuffle=False, aggressive=True, delta=0.1),
+        lambda: ROMMAClassifier(shuffle=False, aggressive=True, delta=0.1, lam=0.0),
         False,
         2,
     ),

@@ -26,7 +26,7 @@ from marginkit.distributed import MixingClassifier  # noqa: E402
     [
         lambda: ALMAClassifier(shuffle=False, p=3.0, fit_intercept=True),
         lambda: PerceptronClassifier(shuffle=False),
-        lambda: ROMMAClassifier(shuffle=False, aggressive=True),
+        lambda: ROMMAClassifier(shuffle=False, aggressive=True, lam=0.0),
     ],
     ids=["alma3-intercept", "perceptron", "aggressive-romma"],
 )

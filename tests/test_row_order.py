@@ -174,15 +174,20 @@ def xor(n, seed=0):
     return X, np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
 
 
-def test_romma_at_its_defaults_ends_where_its_weights_would_overflow():
+#: Li and Long's ROMMA, the hard margin with the papers' bias coordinate (the soft
+#: margin, on by default, keeps the hypothesis bounded)
+HARD = {"aggressive": False, "lam": 0.0, "intercept_scaling": "max"}
+
+
+def test_romma_hard_margin_ends_where_its_weights_would_overflow():
     """Data no plane separates: ROMMA's hypothesis grows without bound, and the passes
     end at the model after the last pass that kept it finite, with a warning."""
     X, y = xor(3000)
     with pytest.warns(ConvergenceWarning, match=r"would overflow in pass (\d+).*after pass"):
-        clf = mk.ROMMAClassifier(tol=None, random_state=0).fit(X, y)
+        clf = mk.ROMMAClassifier(tol=None, random_state=0, **HARD).fit(X, y)
     assert np.all(np.isfinite(clf.decision_function(X)))
     last_good = clf.n_iter_
-    same = mk.ROMMAClassifier(tol=None, max_iter=last_good, random_state=0).fit(X, y)
+    same = mk.ROMMAClassifier(tol=None, max_iter=last_good, random_state=0, **HARD).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, same.coef_)
     np.testing.assert_array_equal(clf.intercept_, same.intercept_)
     assert clf.n_trials_ == same.n_trials_ == last_good * len(y)
@@ -191,7 +196,7 @@ def test_romma_at_its_defaults_ends_where_its_weights_would_overflow():
 def test_romma_ends_within_its_first_pass_at_the_last_sixteenth_that_kept_it_finite():
     X, y = xor(20_000)
     with pytest.warns(ConvergenceWarning, match=r"after the first 12500 of the 20000 rows"):
-        clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0).fit(X, y)
+        clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0, **HARD).fit(X, y)
     assert clf.n_iter_ == 1 and clf.n_trials_ == 12_500
     assert np.all(np.isfinite(clf.coef_))
 
@@ -199,8 +204,8 @@ def test_romma_ends_within_its_first_pass_at_the_last_sixteenth_that_kept_it_fin
 def test_romma_partial_fit_and_a_checkpointed_fit_still_refuse_overflowed_weights(tmp_path):
     X, y = xor(20_000)
     with pytest.raises(ValueError, match="weights overflowed"):
-        mk.ROMMAClassifier().partial_fit(X, y, classes=[-1, 1])
-    clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0)
+        mk.ROMMAClassifier(**HARD).partial_fit(X, y, classes=[-1, 1])
+    clf = mk.ROMMAClassifier(max_iter=1, tol=None, random_state=0, **HARD)
     with pytest.raises(ValueError, match="weights overflowed"):
         clf.fit(X, y, checkpoint=tmp_path / "ck.skops")
     assert not hasattr(clf, "coef_") or "_states" not in vars(clf)

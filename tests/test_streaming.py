@@ -57,7 +57,7 @@ CASES = [
     (ALMAClassifier, {"p": 4, "fit_intercept": True, "max_iter": 3}),
     (ALMAClassifier, {"p": "log", "fit_intercept": True, "output": "voted"}),
     (PerceptronClassifier, {"fit_intercept": True, "max_iter": 2, "output": "avg"}),
-    (ROMMAClassifier, {"aggressive": True, "fit_intercept": True, "max_iter": 2}),
+    (ROMMAClassifier, {"aggressive": True, "lam": 0.0, "fit_intercept": True, "max_iter": 2}),
     (MarginPerceptronClassifier, {"max_iter": 30}),
     (MarginPerceptronClassifier, {"gamma_guess": 0.2, "fit_intercept": True, "max_iter": 30}),
     # a stream is learned with the hard margin (the soft one needs all the data)
@@ -68,6 +68,9 @@ CASES = [
     (KernelPerceptronClassifier, {"gamma": 0.7, "max_iter": 2, "output": "avg"}),
     (KernelROMMAClassifier, {"gamma": "scale", "max_iter": 2}),
     (KernelPUMMAClassifier, {"gamma": 0.5, "max_iter": 8, "block_size": 16, "lam": 0.0}),
+    # ROMMA's soft margin: fit's first pass is a stream's (later passes give a row one
+    # slack coordinate for all of them, a stream a new one at each trial)
+    (ROMMAClassifier, {"max_iter": 1}),
 ]
 
 ATTRIBUTES = (

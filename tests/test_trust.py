@@ -701,6 +701,13 @@ def header_then(descr, shape, data=b"", fortran=False):
 
 
 TYPE_STR = {"__class__": "str", "__module__": "builtins", "__loader__": "TypeNode"}
+
+
+def _keys(n):
+    """The number of keys of the dict node ``n`` (its attributes, for a state)."""
+    return len(n["content"]["key_types"]["content"])
+
+
 NODE_CASES = [
     (node(("verbose",), lambda n: []), r"malformed node at .*\['verbose'\]: a list, not a node"),
     (node(("verbose",), lambda n: {"content": "0"}), r"no __loader__, __module__ or __class__"),
@@ -719,7 +726,10 @@ NODE_CASES = [
                 **n,
                 "content": {
                     **n["content"],
-                    "key_types": {**n["content"]["key_types"], "content": [json_node(1)] * 16},
+                    "key_types": {
+                        **n["content"]["key_types"],
+                        "content": [json_node(1)] * _keys(n),
+                    },
                 },
             },
         ),
@@ -734,7 +744,7 @@ NODE_CASES = [
                     **n["content"],
                     "key_types": {
                         **n["content"]["key_types"],
-                        "content": [{**TYPE_STR, "__class__": "int"}] * 16,
+                        "content": [{**TYPE_STR, "__class__": "int"}] * _keys(n),
                     },
                 },
             },

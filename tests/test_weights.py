@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import hard_romma_cases, make_blobs_pm
 from reference import (
     alma_fit,
     alma_scores,
@@ -94,8 +94,9 @@ def fitted(est, *args, **kwargs):
 
 LINEAR = {
     "perceptron": (PerceptronClassifier, {}, perceptron_binary, {}),
-    "romma": (ROMMAClassifier, {}, romma_binary, {}),
-    "aggressive": (ROMMAClassifier, {"aggressive": True}, romma_binary, {"aggressive": True}),
+    **hard_romma_cases(),
+    # the soft margin at its defaults: a row of weight c holds sqrt(lam / c)
+    "soft-aggressive": (ROMMAClassifier, {}, romma_binary, {"aggressive": True, "lam": 1.0}),
     "margin-perceptron": (
         MarginPerceptronClassifier,
         {"gamma_guess": 0.5},

@@ -573,7 +573,34 @@ class OnlineLinearClassifier(OnlineClassifier):
         rule = self._rule_args()._replace(max_updates=self._max_updates)
         norm = L.Norm(self.p_, self._fold_below)
         rows = L.rows_of(batch)
-        return L.linear_pass(rows, y_pm, order, start, rule, norm, state.weights(), state.log())
+        w = state.weights()
+        if w.slack.shape[0] not in (0, batch.n_samples):
+            # slack coordinates of other rows (a model fitted elsewhere) are not these
+            # rows': their trials are new examples (see _slack_rows)
+            w = w._replace(slack=L.NO_SLACK)
+        return L.linear_pass(rows, y_pm, order, start, rule, norm, w, state.log())
+
+    #: whether the rule has slack coordinates of its own rows (ROMMA's soft margin)
+    _soft_margin = False
+
+    @contextlib.contextmanager
+    def _slack_rows(self, n, keep):
+        """The passes of a fit in memory over its ``n`` rows (``keep``) give each row one
+        soft-margin coordinate for all of them (``linear.Weights.slack``): the states hold
+        them for the passes (a checkpoint's are resumed), and drop them after, the model
+        being ``w`` alone. Elsewhere (a stream) every trial is an example of its own."""
+        keep = keep and self._soft_margin and self.lam > 0
+        for state in self._states:
+            if not keep:
+                state.slack = np.zeros(0)
+            elif state.slack.shape[0] != n:
+                state.slack = np.zeros(n)
+        try:
+            yield
+        finally:
+            if keep:
+                for state in self._states:
+                    state.slack = np.zeros(0)
 
     def _resolve_p(self, d):
         return 2.0
@@ -651,7 +678,8 @@ class OnlineLinearClassifier(OnlineClassifier):
             and save is None
             and self._rule_args().kind >= L.RULE_ROMMA
         )
-        with self._progress(len(orders) * len(self._states), "pass") as bar:
+        slack = self._slack_rows(n, isinstance(orders, EpochOrders))
+        with slack, self._progress(len(orders) * len(self._states), "pass") as bar:
             for epoch, lo in self._epochs(r, len(orders)):
                 order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
                 kept = copy.deepcopy(self._states) if rescue else None
@@ -707,8 +735,8 @@ class OnlineLinearClassifier(OnlineClassifier):
             f"{type(self).__name__}'s weights would overflow in pass {epoch + 1}: on data "
             f"that are not separable its hypothesis grows without bound, so the passes "
             f"ended at {where}. For a model that goes on learning from such data, use a "
-            "soft margin (PUMMAClassifier(lam=1.0)) or ALMAClassifier, whose hypothesis "
-            "stays in the unit ball.",
+            "soft margin (lam > 0: ROMMAClassifier's default is lam=1.0) or "
+            "ALMAClassifier, whose hypothesis stays in the unit ball.",
             ConvergenceWarning,
             stacklevel=user_level(),
         )
@@ -903,9 +931,9 @@ def check_finite_state(est, state, earlier=False):
         when = " in an earlier call of partial_fit, which lost the model" if earlier else ""
         raise WeightsOverflowError(
             f"{type(est).__name__}'s weights overflowed{when}: on data that are not "
-            "separable its hypothesis grows without bound. Use a soft margin (PUMMA's "
-            "lam > 0), fewer epochs, or ALMA, whose hypothesis stays in the unit ball"
-            + ("; then fit anew." if earlier else ".")
+            "separable its hypothesis grows without bound. Use a soft margin (lam > 0, "
+            "ROMMA's and PUMMA's default), fewer epochs, or ALMA, whose hypothesis stays "
+            "in the unit ball" + ("; then fit anew." if earlier else ".")
         )
 
 

@@ -59,6 +59,21 @@ class Scaled:
         with np.errstate(over="ignore", under="ignore"):
             return times_power_of_two(a, degree * self._product_shift() // 2)
 
+    def _model_lam(self):
+        """``lam`` in the model's units (``_model_units``): a 2-norm soft margin (PUMMA's,
+        ROMMA's) adds it to ``x . x`` (or ``K(x, x)``), so it scales as the products of
+        instances do. A ValueError where it would swamp them."""
+        with np.errstate(over="ignore"):
+            lam = float(np.ldexp(self.lam, -self._product_shift())) if self.lam > 0 else 0.0
+        if lam > self.MAX_SQUARED_NORM:
+            raise ValueError(
+                f"lam={self.lam} is too large for the scale of the features: "
+                + (f"about {lam:.3g}" if np.isfinite(lam) else "more than 1e308")
+                + " times the largest squared norm of an instance, a soft margin "
+                "that no longer sees the data. Scale lam with the square of the features."
+            )
+        return lam
+
     def _other_scale(self, which, measure):
         """The ValueError of rows too far from the scale of a model's first fit to
         learn from or score (``measure``: how far)."""

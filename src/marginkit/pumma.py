@@ -192,20 +192,6 @@ class _Streaming:
         """The training margins measured at the end of :meth:`fit`."""
         self.margin_ = margin
 
-    def _model_lam(self):
-        """``lam`` in the model's units (``_model_units``): the soft margin adds it to
-        ``x . x`` (or ``K(x, x)``), so it scales as the products of instances do."""
-        with np.errstate(over="ignore"):
-            lam = float(np.ldexp(self.lam, -self._product_shift())) if self.lam > 0 else 0.0
-        if lam > self.MAX_SQUARED_NORM:
-            raise ValueError(
-                f"lam={self.lam} is too large for the scale of the features: "
-                + (f"about {lam:.3g}" if np.isfinite(lam) else "more than 1e308")
-                + " times the largest squared norm of an instance, a soft margin "
-                "that no longer sees the data. Scale lam with the square of the features."
-            )
-        return lam
-
     def _check_fitted(self):
         super()._check_fitted()
         check.integer(self.n_epochs_, "n_epochs_", 0)

@@ -57,7 +57,9 @@ F_SIGMA = 2  # sum over trials of sigma (for the averaged output)
 F_WORK = 3  # coordinates touched since S was last recomputed
 F_PENDING = 4  # factor v was multiplied by since the last logged correction
 F_SIGMA_W = 5  # current sigma = s / S^((p-2)/p), 0 while w = 0
-N_FSTATE = 6
+F_SLACK = 6  # ROMMA's soft margin: sum of the squared slack coordinates (v units)
+F_SLACK_WORK = 7  # slack coordinates changed since that sum was last recomputed
+N_FSTATE = 8
 
 # Indices into the integer state vector ``ist``.
 I_K = 0  # k of Figure 1: corrections so far + 1
@@ -68,10 +70,16 @@ I_TRIALS = 4  # trials so far
 I_LOG = 5  # 1 when corrections are logged (for the voted output)
 N_ISTATE = 6
 
+#: No slack coordinates kept per row (see :data:`Weights`).
+NO_SLACK = np.zeros(0)  # writable: a pass that may write slack compiles once
+
 #: The learned numbers of one binary problem, as the compiled passes take them:
 #: v (theta = s v), g = sign(v)|v|^(p-1) (v itself for p = 2), the averaging
-#: accumulators acc and u, and the scalar states ``fs`` (F_*) and ``ist`` (I_*).
-Weights = namedtuple("Weights", ["v", "g", "acc", "u", "fs", "ist"])
+#: accumulators acc and u, the scalar states ``fs`` (F_*) and ``ist`` (I_*), and
+#: ``slack``, ROMMA's soft-margin coordinates of the rows of the data in memory (v
+#: units, one per row and kept across the passes of a fit; empty for a stream, whose
+#: every trial is an example of its own, see :func:`linear_pass`).
+Weights = namedtuple("Weights", ["v", "g", "acc", "u", "fs", "ist", "slack"])
 
 #: The correction log (kept only with ``ist[I_LOG]``): per correction k, the
 #: coefficient added to v, the factor v was rescaled by just before it, the span
@@ -100,7 +108,8 @@ class Rule(NamedTuple):
     """An update rule and its parameters, as the estimators hand them to the compiled
     walks (:func:`linear_pass`, :func:`marginkit._core.kernel.kernel_walk`); a rule
     reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``
-    and ``max_updates``, aggressive ROMMA ``delta``.
+    and ``max_updates``, aggressive ROMMA ``delta``, both ROMMAs ``lam`` (their 2-norm
+    soft margin in :func:`linear_pass`, in the model's units; 0: the hard margin).
 
     ``max_updates`` is the margin Perceptron's budget (the 12 R^2 / gamma_guess^2
     updates after which a guess is halved, see
@@ -115,6 +124,7 @@ class Rule(NamedTuple):
     gamma_guess: float = 0.0
     delta: float = 0.0
     max_updates: int = -1
+    lam: float = 0.0
 
 
 #: The geometry of a p-norm pass: the norm ``p`` of the instances (the weights live in
@@ -533,6 +543,18 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     ||x||^2`` where only the new constraint binds). A weight of 1 is the unweighted
     algorithm bit for bit.
 
+    ROMMA's 2-norm soft margin (``rule.lam > 0``) runs it on ``x~ = (x, l e_r)``: every
+    example gets a coordinate of its own holding ``l = sqrt(lam / c)`` (c its weight),
+    so that ``x_i . x_j`` becomes ``x_i . x_j + lam / c [i = j]`` and any labelled data
+    are separable (Cristianini and Shawe-Taylor 2000, section 6.1.2; the hypothesis
+    converges to the 2-norm soft-margin SVM's, the squared hinge loss weighed by c with
+    ``C = 1 / (2 lam)``). ``w~ = (w, zeta)``: the slack part enters ``||w~||^2``
+    (``fs[F_SLACK]``) and the margins of the rows it belongs to, never a prediction.
+    With ``w.slack`` of one entry per row (a fit in memory) a row keeps its coordinate
+    across the passes; empty (a stream), every trial is a new example, whose
+    coordinate is 0 before its update. A zero row (bias included) never updates, as
+    without the soft margin.
+
     Parameters
     ----------
     rows : DenseRows or CsrRows
@@ -570,11 +592,14 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
         is full (the caller makes room and calls again from there) or the budget is
         spent.
     """
-    v, g, acc, u, fs, ist = w.v, w.g, w.acc, w.u, w.fs, w.ist
+    v, g, acc, u, fs, ist, slack = w.v, w.g, w.acc, w.u, w.fs, w.ist, w.slack
     h_start, h_stop, h_coef, h_rescale = log.start, log.stop, log.coef, log.rescale
     h_count, b_indices, b_data = log.count, log.indices, log.data
     kind, alpha, B, C = rule.kind, rule.alpha, rule.B, rule.C
     gamma_guess, delta, max_updates = rule.gamma_guess, rule.delta, rule.max_updates
+    lam = rule.lam if kind >= RULE_ROMMA else 0.0
+    kept = slack.shape[0] > 0
+    slack_sum, slack_work = fs[F_SLACK], fs[F_SLACK_WORK]
     p, fold_below = norm.p, norm.fold_below
     xscale, aug = rows.xscale, rows.aug
     logging = ist[I_LOG] != 0
@@ -608,8 +633,15 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
             yt = y[r]
             # margin y_t w_k . x_hat_t with w = sigma * g
             dot = row_dot(rows, r, g)
-            margin = yt * sigma_w * dot * xs
             weight = row_weight(rows.weight, r)
+            l_r = 0.0
+            if lam > 0.0:
+                # y w~ . x~ = y s (v . x + zeta_r l_r): the row's own slack coordinate
+                l_r = np.sqrt(lam / weight)
+                z_r = slack[r] if kept else 0.0
+                margin = yt * s * (dot + z_r * l_r)
+            else:
+                margin = yt * sigma_w * dot * xs
             if kind == RULE_ALMA:
                 update = margin <= threshold
             elif kind == RULE_MARGIN_PERCEPTRON:
@@ -637,6 +669,10 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     coef = eta * yt * xs / s
                 elif kind == RULE_ROMMA or kind == RULE_AGGRESSIVE_ROMMA:
                     wnorm2 = s * s * total
+                    if lam > 0.0:
+                        # ||x~||^2 and ||w~||^2 with the slack coordinates
+                        x2 += l_r * l_r
+                        wnorm2 = s * s * (total + slack_sum)
                     gap = x2 * wnorm2 - margin * margin
                     if wnorm2 <= 0.0 or margin >= x2 * wnorm2 or gap <= 1e-12 * x2 * wnorm2:
                         # only y w' . x >= 1 binds (or the two constraints contradict
@@ -648,11 +684,29 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                         pending = 0.0
                         s = 1.0
                         coef = yt / x2
+                        if lam > 0.0:
+                            slack[:] = 0.0
+                            slack_sum = 0.0
+                            slack_work = 0.0
                     else:
                         s *= (x2 * wnorm2 - margin) / gap
                         coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
                     # w' = a w + c d y x: the new example's term scaled by its weight
                     coef = weight * coef
+                    if lam > 0.0:
+                        # the row's slack coordinate takes its share of c d y x~
+                        if kept:
+                            old = slack[r]
+                            new = old + coef * l_r
+                            slack[r] = new
+                            slack_sum += new * new - old * old
+                            slack_work += 1.0
+                            if slack_work >= slack.shape[0]:
+                                # recomputed exactly every n changes (amortised O(1))
+                                slack_sum = np.dot(slack, slack)
+                                slack_work = 0.0
+                        else:
+                            slack_sum += (coef * l_r) * (coef * l_r)
                 else:
                     coef = weight * yt / s
                 if logging:
@@ -689,6 +743,9 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                 threshold = threshold_scale / np.sqrt(k)
                 if s < fold_below or s * fold_below > 1.0:
                     total = fold_scale(v, g, acc, u, s, sigma_total, p)
+                    if lam > 0.0:
+                        slack *= s
+                        slack_sum *= s * s
                     sigma_total = 0.0
                     work = 0.0
                     pending *= s
@@ -700,6 +757,8 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
         )
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
+    fs[F_SLACK] = slack_sum
+    fs[F_SLACK_WORK] = slack_work
     ist[I_BUDGET] = budget_out
     return pos
 

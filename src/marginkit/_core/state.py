@@ -60,6 +60,9 @@ class PNormState:
         self.b_indices = [np.zeros(size, dtype=_INDEX)]
         self.b_data = [np.zeros(size)]
         self.b_first = [0]  # first correction logged in each block
+        # ROMMA's soft-margin coordinates of the rows of a fit in memory, during its
+        # passes (see linear.Weights); empty otherwise
+        self.slack = np.zeros(0)
 
     @property
     def keeps_log(self):
@@ -87,7 +90,7 @@ class PNormState:
 
     def weights(self):
         """The weights and scalar state, as the compiled passes take them."""
-        return L.Weights(self.v, self.direction, self.acc, self.u, self.fs, self.ist)
+        return L.Weights(self.v, self.direction, self.acc, self.u, self.fs, self.ist, self.slack)
 
     def log(self, block=-1):
         """The correction log (its current block), as the compiled passes take it."""
@@ -130,6 +133,11 @@ class PNormState:
             full[L.I_TRIALS] = int(state["h_count"][: K + 1].sum())
             full[L.I_LOG] = 1
             state["ist"] = full
+        fs = state.get("fs")
+        if isinstance(fs, np.ndarray) and fs.dtype == np.float64 and fs.shape == (L.F_SLACK,):
+            # saved before ROMMA's soft margin: no slack coordinates
+            state["fs"] = np.concatenate([fs, np.zeros(L.N_FSTATE - L.F_SLACK)])
+        state.setdefault("slack", np.zeros(0))
         self.__dict__.update(state)
 
     #: further arrays with one entry per logged correction (subclasses add theirs)
@@ -139,7 +147,7 @@ class PNormState:
     _attributes = (
         *("d", "p", "v", "g", "acc", "u", "fs", "ist"),
         *("h_start", "h_stop", "h_coef", "h_rescale", "h_count"),
-        *("b_indices", "b_data", "b_first"),
+        *("b_indices", "b_data", "b_first", "slack"),
     )
 
     # -- checking a loaded state ---------------------------------------------------
@@ -163,8 +171,12 @@ class PNormState:
         # the direction g is v itself at p = 2
         check.array(self.g, w + "g", np.float64, (d if p != 2.0 else 0,), finite=True)
         fs = check.array(self.fs, w + "fs", np.float64, (L.N_FSTATE,), finite=True)
-        if not (fs[L.F_S] > 0 and min(fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W]) >= 0):
+        sums = (fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W], fs[L.F_SLACK], fs[L.F_SLACK_WORK])
+        if not (fs[L.F_S] > 0 and min(sums) >= 0):
             check.fail(w + "fs", "holds a scale, norm or count that is not positive")
+        # the slack coordinates of a fit's rows (a checkpoint mid-fit); a pass takes
+        # them only when they number its rows (OnlineLinearClassifier._run)
+        check.array(self.slack, w + "slack", np.float64, (None,), finite=True)
         ist = check.array(self.ist, w + "ist", np.int64, (L.N_ISTATE,))
         K = check.integer(ist[L.I_NHIST], w + "ist (corrections)", 0)
         if ist[L.I_LOG]:

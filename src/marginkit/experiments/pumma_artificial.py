@@ -210,7 +210,7 @@ def baseline(algorithm: str, delta: float, p: float = 2.0):
     """ALMA_p(delta), ROMMA or aggressive ROMMA(delta) (``"alma"``, ``"romma"``,
     ``"aromma"``), each with the papers' bias: ``fit_intercept=True`` with the largest
     norm of an instance as the coordinate (``intercept_scaling="max"``), in the order
-    given, with the last hypothesis."""
+    given, with the last hypothesis; ROMMA with its hard margin (``lam=0``)."""
     paper = dict(fit_intercept=True, intercept_scaling="max", output="last", shuffle=False)
     if algorithm == "alma":
         return ALMAClassifier(p=p, alpha=delta, **paper)
@@ -219,8 +219,8 @@ def baseline(algorithm: str, delta: float, p: float = 2.0):
     if p != 2.0:
         raise ValueError(f"ROMMA is a 2-norm algorithm; p = {p} does not apply")
     if algorithm == "romma":
-        return ROMMAClassifier(**paper)
-    return ROMMAClassifier(aggressive=True, delta=delta, **paper)
+        return ROMMAClassifier(aggressive=False, lam=0.0, **paper)
+    return ROMMAClassifier(aggressive=True, delta=delta, lam=0.0, **paper)
 
 
 def make_estimator(algorithm: str, p: float, delta: float = DELTA):

@@ -1,0 +1,153 @@
+"""ROMMA's 2-norm soft margin (``lam``): a stream's trials as examples of their own
+against tests/reference.py, the guarantee in the soft-margin space, and the defaults on
+data that are not separable."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from conftest import make_blobs_pm
+from reference import linear_fit, linear_scores, romma_binary, tie_free
+
+from marginkit import ROMMAClassifier
+from marginkit._core import linear as L
+
+
+def rel_err(a, b):
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
+
+
+def noisy(n=300, d=4, flip=0.25, seed=0):
+    """Two overlapping classes, a quarter of the labels flipped: no plane separates them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
+    y[rng.uniform(size=n) < flip] *= -1
+    return X, y
+
+
+@pytest.mark.exactness
+@pytest.mark.parametrize("aggressive", [False, True])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_stream_makes_every_trial_an_example_of_its_own(aggressive, sparse):
+    """partial_fit over the same rows, three times: each trial has its own slack
+    coordinate (the reference with ``stream=True``), where fit's passes give a row one
+    for all of them; the first pass is the same either way."""
+    X, y = make_blobs_pm(n=90, d=6, n_classes=3, seed=7)
+    X = X + 1.0
+    if sparse:
+        X = sp.csr_matrix(X * (np.random.default_rng(2).uniform(size=X.shape) < 0.7))
+    params = {"aggressive": aggressive, "lam": 0.5, "shuffle": False, "keep_corrections": True}
+    params.update(intercept_scaling="max")
+    with tie_free():
+        stream, R = linear_fit(
+            lambda A, t, **k: romma_binary(A, t, stream=True, **k),
+            X,
+            y,
+            fit_intercept=True,
+            intercept_scaling="max",
+            max_iter=3,
+            aggressive=aggressive,
+            lam=0.5,
+        )
+        linear_scores(stream, X, "voted", R=R)
+    est = ROMMAClassifier(**params)
+    for _ in range(3):
+        est.partial_fit(X, y, classes=np.unique(y))
+    assert list(est.n_corrections_per_class_) == [len(h) - 1 for h, _ in stream]
+    for output in ["last", "avg", "voted"]:
+        est.set_params(output=output)
+        assert rel_err(est.decision_function(X), linear_scores(stream, X, output, R=R)) < 1e-9
+    # fit's passes differ from the stream's after the first, which they share
+    fit = ROMMAClassifier(max_iter=3, tol=None, **params).fit(X, y)
+    assert not np.allclose(fit.decision_function(X), est.decision_function(X))
+    one = ROMMAClassifier(max_iter=1, **params).fit(X, y)
+    first = ROMMAClassifier(**params).partial_fit(X, y, classes=np.unique(y))
+    np.testing.assert_array_equal(one.decision_function(X), first.decision_function(X))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_aggressive_soft_romma_reaches_the_soft_margin(weighted):
+    """Aggressive ROMMA(delta) with ``lam``: every data set is separable in the space of
+    ``(x, sqrt(lam / c) e_i)``, so fit (tol=None) ends at a pass without update, where
+    ``(1 - delta) / gamma~* <= ||w~|| <= 1 / gamma~*``: every constraint holds to
+    ``1 - delta`` (the lower bound, with weights too), and the maximum-margin vector
+    satisfies every constraint ROMMA keeps (the upper; Li and Long, Lemma 1). gamma~* is the 2-norm
+    soft margin of :func:`marginkit.margins.max_margin`, the squared-hinge SVM's."""
+    mm = pytest.importorskip("marginkit.margins")
+    pytest.importorskip("cvxpy")
+    X, y = noisy(n=120, d=3, seed=3)
+    lam, delta = 0.5, 0.05
+    c = np.random.default_rng(4).choice([0.5, 1.0, 2.0], size=y.size) if weighted else None
+    est = ROMMAClassifier(
+        aggressive=True, delta=delta, lam=lam, tol=None, max_iter=100_000, fit_intercept=False
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y, sample_weight=c)
+    state = est._states[0]
+    assert state.slack.shape == (0,)  # the rows' coordinates are not the model's
+    fs = state.fs
+    norm = np.sqrt(fs[L.F_S] ** 2 * (fs[L.F_SUM] + fs[L.F_SLACK]))
+    # a row of weight c holds sqrt(lam / c): the augmented data, written out
+    own = np.sqrt(lam / (np.ones(y.size) if c is None else c))
+    Z = np.hstack([X, np.diag(own)])
+    best = mm.max_margin(Z, y, fit_intercept=False, tol=1e-7)
+    assert (1 - delta) * (1 - 1e-6) <= norm * best
+    if not weighted:
+        # a weight scales the new example's term of the update, which is then not the
+        # shortest vector of ROMMA's two constraints: the upper bound is the unweighted
+        # algorithm's
+        assert norm * best <= 1 + 1e-6
+    assert est.n_iter_ < 100_000
+
+
+def test_the_defaults_learn_data_that_no_plane_separates():
+    """At its defaults ROMMA neither raises nor warns on noisy data, and its model is
+    that of a soft-margin linear SVM in quality (within 2 points of LinearSVC on
+    held-out rows)."""
+    svm = pytest.importorskip("sklearn.svm")
+    X, y = noisy(n=1200, d=5, flip=0.2, seed=5)
+    Xte, yte = X[800:], y[800:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = ROMMAClassifier(random_state=0).fit(X[:800], y[:800])
+    assert np.all(np.isfinite(est.coef_)) and est.n_iter_ < est.max_iter
+    ref = svm.LinearSVC().fit(X[:800], y[:800]).score(Xte, yte)
+    assert est.score(Xte, yte) >= ref - 0.02
+
+
+def test_lam_zero_is_the_hard_margin_of_before():
+    """lam=0 runs the hard-margin passes (no slack coordinates at all), and a model
+    saved before the soft margin loads with lam=0."""
+    X, y = make_blobs_pm(n=80, d=4, seed=8)
+    est = ROMMAClassifier(lam=0.0, max_iter=3, tol=None, random_state=1).fit(X, y)
+    fs = est._states[0].fs
+    assert fs[L.F_SLACK] == 0.0 and fs[L.F_SLACK_WORK] == 0.0
+    state = dict(est.__dict__)
+    del state["lam"]
+    old = ROMMAClassifier.__new__(ROMMAClassifier)
+    old.__setstate__(state)
+    assert old.lam == 0.0
+    np.testing.assert_array_equal(old.decision_function(X), est.decision_function(X))
+
+
+def test_a_state_saved_before_the_soft_margin_loads():
+    """A state pickled with six scalars (before ``F_SLACK``) gains empty slack."""
+    est = ROMMAClassifier(lam=0.0, max_iter=2, random_state=0).fit(*make_blobs_pm(n=50, d=3))
+    state = est._states[0]
+    saved = dict(state.__getstate__())
+    saved["fs"] = saved["fs"][: L.F_SLACK].copy()
+    del saved["slack"]
+    again = type(state).__new__(type(state))
+    again.__setstate__(saved)
+    assert again.fs.shape == (L.N_FSTATE,) and again.slack.shape == (0,)
+    again._check_loaded("state", state.d, 2.0)
+
+
+def test_lam_too_large_for_the_features_is_refused():
+    X, y = make_blobs_pm(n=40, d=3)
+    est = ROMMAClassifier(lam=1e300)
+    with pytest.raises(ValueError, match="lam=1e\\+300 is too large for the scale"):
+        est.fit(X * 1e-100, y)
