@@ -347,8 +347,9 @@ def romma_binary(
 
     ``lam > 0``: the 2-norm soft margin, written out: every example is ``(x, sqrt(lam /
     c) e_j)`` with a column j of its own, one per row for all passes, or with
-    ``stream``, one per trial (each pass's rows new examples). The hypotheses returned
-    are their first ``d`` coordinates, ``w``; a row of zeros (in ``x``) never updates.
+    ``stream``, one per trial (each pass's rows new examples); the weight is in that
+    coordinate alone (the update is unscaled). The hypotheses returned are their first
+    ``d`` coordinates, ``w``; a row of zeros (in ``x``) never updates.
     """
     X = _dense(X)
     n, d = X.shape
@@ -372,13 +373,14 @@ def romma_binary(
             if (m < 1.0 - delta) if aggressive else (m <= 0.0):
                 z = yt * x
                 only_new = z / (z @ z)  # the projection of 0 onto {v : v . z >= 1}
+                step = cw[t] if lam == 0 else 1.0  # the soft margin's weight is in x
                 if w @ w == 0.0 or only_new @ w >= w @ w:
-                    w = cw[t] * only_new
+                    w = step * only_new
                 else:
                     # both bind: v = a w + b z with v . w = ||w||^2 and v . z = 1
                     G = np.array([[w @ w, w @ z], [w @ z, z @ z]])
                     a, b = np.linalg.solve(G, [w @ w, 1.0])
-                    w = a * w + cw[t] * b * z
+                    w = a * w + step * b * z
                 hyps.append(w[:d])
                 counts.append(0)
             counts[-1] += 1

@@ -85,13 +85,17 @@ def test_published_setting_is_one_argument_away(cls):
     paper = {"fit_intercept": False, "max_iter": 1, "output": "last", "shuffle": False}
     if cls is ALMAClassifier:
         paper["alpha"] = 1.0
+    if cls is ROMMAClassifier:
+        paper.update(aggressive=False, lam=0.0)  # Li and Long's ROMMA
     fitted = cls(**paper).fit(X, y)
     streamed = cls(**paper).partial_fit(X, y, classes=[-1, 1])
     np.testing.assert_array_equal(fitted.coef_, streamed.coef_)
     assert not np.any(fitted.intercept_)
     default = cls().fit(X, y)
     assert default.fit_intercept and default.output == "avg" and default.shuffle
-    assert (default.max_iter, default.tol) == (1000, 1e-3) and 1 < default.n_iter_ < 1000
+    # ROMMA's tol reads the growth of its soft-margin hypothesis (docs/defaults.md)
+    tol = 1e-4 if cls is ROMMAClassifier else 1e-3
+    assert (default.max_iter, default.tol) == (1000, tol) and 1 < default.n_iter_ < 1000
 
 
 @pytest.mark.parametrize("cls", [PUMMAClassifier, KernelPUMMAClassifier])

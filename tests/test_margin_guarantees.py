@@ -138,7 +138,9 @@ def test_romma_mistake_bound():
     X, y = X[np.abs(f) > 0.1], np.sign(f[np.abs(f) > 0.1]).astype(int)
     gamma = max_margin(X, y, p=2, fit_intercept=False)
     R = np.linalg.norm(X, axis=1).max()
-    clf = ROMMAClassifier(shuffle=False, max_iter=30, output="last", fit_intercept=False).fit(X, y)
+    clf = ROMMAClassifier(
+        aggressive=False, lam=0.0, shuffle=False, max_iter=30, output="last", fit_intercept=False
+    ).fit(X, y)
     assert clf.n_corrections_ <= R**2 / gamma**2
     assert clf.score(X, y) == 1.0
 

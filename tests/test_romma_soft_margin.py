@@ -72,8 +72,9 @@ def test_aggressive_soft_romma_reaches_the_soft_margin(weighted):
     """Aggressive ROMMA(delta) with ``lam``: every data set is separable in the space of
     ``(x, sqrt(lam / c) e_i)``, so fit (tol=None) ends at a pass without update, where
     ``(1 - delta) / gamma~* <= ||w~|| <= 1 / gamma~*``: every constraint holds to
-    ``1 - delta`` (the lower bound, with weights too), and the maximum-margin vector
-    satisfies every constraint ROMMA keeps (the upper; Li and Long, Lemma 1). gamma~* is the 2-norm
+    ``1 - delta`` (the lower bound), and the maximum-margin vector satisfies every
+    constraint ROMMA keeps (the upper; Li and Long, Lemma 1). A weight c is the row's
+    coordinate ``sqrt(lam / c)``: the weighted squared hinge loss. gamma~* is the 2-norm
     soft margin of :func:`marginkit.margins.max_margin`, the squared-hinge SVM's."""
     mm = pytest.importorskip("marginkit.margins")
     pytest.importorskip("cvxpy")
@@ -94,12 +95,9 @@ def test_aggressive_soft_romma_reaches_the_soft_margin(weighted):
     own = np.sqrt(lam / (np.ones(y.size) if c is None else c))
     Z = np.hstack([X, np.diag(own)])
     best = mm.max_margin(Z, y, fit_intercept=False, tol=1e-7)
-    assert (1 - delta) * (1 - 1e-6) <= norm * best
-    if not weighted:
-        # a weight scales the new example's term of the update, which is then not the
-        # shortest vector of ROMMA's two constraints: the upper bound is the unweighted
-        # algorithm's
-        assert norm * best <= 1 + 1e-6
+    # the weight is in the slack coordinate alone: each update is still the shortest
+    # vector of ROMMA's two constraints, in the weighted space
+    assert (1 - delta) * (1 - 1e-6) <= norm * best <= 1 + 1e-6
     assert est.n_iter_ < 100_000
 
 
@@ -151,3 +149,51 @@ def test_lam_too_large_for_the_features_is_refused():
     est = ROMMAClassifier(lam=1e300)
     with pytest.raises(ValueError, match="lam=1e\\+300 is too large for the scale"):
         est.fit(X * 1e-100, y)
+
+
+def passes_by_growth(sizes, tol, patience):
+    """The passes ``tol`` and ``n_iter_no_change`` make, from each pass's sizes
+    (``||w~||^2`` of each problem): they end after ``patience`` passes in a row in which
+    no problem's grew by more than ``tol`` times itself, or a pass that grew none."""
+    since = 0
+    for k in range(1, len(sizes)):
+        grew = np.any(sizes[k] > sizes[k - 1] * (1 + tol))
+        since = 0 if grew else since + 1
+        if since >= patience or np.all(sizes[k] == sizes[k - 1]):
+            return k + 1
+    return len(sizes)
+
+
+@pytest.mark.parametrize("patience", [1, 5])
+@pytest.mark.parametrize("tol", [1e-2, 1e-3])
+def test_the_passes_end_where_the_hypothesis_stops_growing(tol, patience):
+    """With the soft margin ``||w~||^2`` grows at every update and stays below
+    ``1 / gamma~*^2``; aggressive ROMMA corrects about as often in every pass while it
+    converges, so ``tol`` reads the growth: the passes end where the rule applied to the
+    sizes of a 60-pass fit says, and the sizes never fall."""
+    X, y = noisy(n=200, d=4, seed=6)
+    y[:40] = 2  # three problems
+    sizes = []
+
+    def record(est, epoch):
+        sizes.append(est._growth())
+
+    ROMMAClassifier(max_iter=60, tol=None, random_state=0).fit(X, y, callback=record)
+    assert np.all(np.diff(np.array(sizes), axis=0) >= 0)
+    est = ROMMAClassifier(max_iter=60, tol=tol, n_iter_no_change=patience, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+    assert est.n_iter_ == passes_by_growth(sizes, tol, patience) < 60
+    assert est._growth() is None  # the rows' coordinates went with the passes
+
+
+def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
+    """A checkpoint mid-fit holds the rows' slack coordinates and the growth record:
+    the resumed fit is the plain one, bit for bit."""
+    X, y = noisy(n=150, d=3, seed=7)
+    plain = ROMMAClassifier(random_state=3).fit(X, y)
+    path = tmp_path / "ck.skops"
+    resumed = ROMMAClassifier(random_state=3).fit(X, y, checkpoint=path, checkpoint_every=40)
+    assert resumed.n_iter_ == plain.n_iter_ > 2
+    np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))

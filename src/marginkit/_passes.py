@@ -29,6 +29,9 @@ SINCE_KEY = "since"
 #: the key of the first pass's corrections (``Passes._noise_ratio``), which checkpoints
 #: written before it lack
 FIRST_KEY = "first"
+#: the key of the size each problem's hypothesis had after the last pass, where the
+#: passes end on its growth (``Passes._growth``), which other estimators never write
+GROWTH_KEY = "growth"
 
 
 def noisy(made, first, ratio):
@@ -59,6 +62,24 @@ def tol_ends(r, made, tol, n, patience=1):
         return False
     if patience == 1:
         return not r["improving"]
+    r[SINCE_KEY] = 0 if r["improving"] else r.get(SINCE_KEY, 0) + 1
+    return r[SINCE_KEY] >= patience or not np.any(made)
+
+
+def growth_ends(r, size, made, tol, patience=1):
+    """``tol``'s rule on a size that only grows and is bounded (``Passes._growth``), after
+    a pass that left it at ``size`` (of each problem) and made these corrections: the
+    pass improved when some problem's grew by more than ``tol`` times itself; the
+    passes end after ``patience`` passes in a row that did not, or after a pass without
+    any correction. Never with ``tol`` None. ``r``'s growth record, its fewest
+    corrections and its count of passes that did not improve are brought up to date;
+    ``"improving"`` is set."""
+    r["fewest"] = np.minimum(r["fewest"], made)
+    before = r.get(GROWTH_KEY)
+    r[GROWTH_KEY] = np.asarray(size, dtype=np.float64)
+    r["improving"] = before is None or bool(np.any(size > before * (1.0 + (tol or 0.0))))
+    if tol is None:
+        return False
     r[SINCE_KEY] = 0 if r["improving"] else r.get(SINCE_KEY, 0) + 1
     return r[SINCE_KEY] >= patience or not np.any(made)
 
@@ -135,7 +156,12 @@ class Passes:
         counts = self._problem_corrections()
         made = counts - r["at_start"]
         tol = getattr(self, "tol", None)
-        r["ended"] = tol_ends(r, made, tol, n, self._patience)
+        growth = self._growth()
+        if growth is None:
+            r["ended"] = tol_ends(r, made, tol, n, self._patience)
+        else:
+            # the hypothesis's size decides, in place of the corrections
+            r["ended"] = growth_ends(r, growth, made, tol, self._patience)
         r["at_start"] = counts
         validation = self.__dict__.get("_validation")
         if validation is not None:
@@ -167,6 +193,14 @@ class Passes:
     #: (``benchmarks/bench_defaults.py``, docs/defaults.md): a9a's second passes made
     #: 0.91 to 0.97 of the first's corrections, every other set's at most 0.74.
     _noise_ratio = None
+
+    def _growth(self):
+        """Each problem's size, where the passes end when it stops growing (by ``tol``,
+        :func:`growth_ends`) rather than when the corrections stop falling: None here.
+        ROMMA's soft margin gives the squared norm of its hypothesis, which grows at
+        every update and is bounded (an aggressive rule corrects about as often in each
+        pass while its hypothesis converges)."""
+        return None
 
     #: whether the passes of fit end at the first that makes no update, whose model is
     #: what the algorithm's guarantee is about (aggressive ROMMA with delta > 0; PUMMA
@@ -236,6 +270,10 @@ class Passes:
             check.integer(r[SINCE_KEY], "_resume['since']", 0, 2**62)
         if r.get(FIRST_KEY) is not None:
             check.array(r[FIRST_KEY], "_resume['first']", np.int64, (C,), within=(0, 2**62))
+        if r.get(GROWTH_KEY) is not None:
+            growth = check.array(r[GROWTH_KEY], "_resume['growth']", np.float64, (C,))
+            if not np.all(np.isfinite(growth) & (growth >= 0)):
+                check.fail("_resume['growth']", "must hold sizes, finite and >= 0")
 
     #: parameters added after models were first saved, with the value that does what a
     #: model saved before them did (tol: it made its max_iter passes; no budget)

@@ -540,15 +540,17 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     A row of weight c (``rows.weight``; 1 when it is empty) keeps its rule's test and
     scales what its update adds: ALMA's step is ``c eta_k``, the Perceptrons add
     ``c y x``, and ROMMA's ``w' = a w + d y x`` becomes ``a w + c d y x`` (``c y x /
-    ||x||^2`` where only the new constraint binds). A weight of 1 is the unweighted
+    ||x||^2`` where only the new constraint binds); with ROMMA's soft margin the weight
+    is in the row's slack coordinate instead (below). A weight of 1 is the unweighted
     algorithm bit for bit.
 
     ROMMA's 2-norm soft margin (``rule.lam > 0``) runs it on ``x~ = (x, l e_r)``: every
     example gets a coordinate of its own holding ``l = sqrt(lam / c)`` (c its weight),
     so that ``x_i . x_j`` becomes ``x_i . x_j + lam / c [i = j]`` and any labelled data
-    are separable (Cristianini and Shawe-Taylor 2000, section 6.1.2; the hypothesis
-    converges to the 2-norm soft-margin SVM's, the squared hinge loss weighed by c with
-    ``C = 1 / (2 lam)``). ``w~ = (w, zeta)``: the slack part enters ``||w~||^2``
+    are separable (Cristianini and Shawe-Taylor 2000, section 6.1.2). The update is
+    ROMMA's projection in that space, unscaled: aggressive ROMMA's hypothesis approaches
+    the 2-norm soft-margin SVM's, the squared hinge loss weighed by c with
+    ``C = 1 / (2 lam)``. ``w~ = (w, zeta)``: the slack part enters ``||w~||^2``
     (``fs[F_SLACK]``) and the margins of the rows it belongs to, never a prediction.
     With ``w.slack`` of one entry per row (a fit in memory) a row keeps its coordinate
     across the passes; empty (a stream), every trial is a new example, whose
@@ -691,9 +693,9 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     else:
                         s *= (x2 * wnorm2 - margin) / gap
                         coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
-                    # w' = a w + c d y x: the new example's term scaled by its weight
-                    coef = weight * coef
                     if lam > 0.0:
+                        # the soft margin weighs a row in its slack coordinate alone,
+                        # sqrt(lam / c): the update is the projection in that space
                         # the row's slack coordinate takes its share of c d y x~
                         if kept:
                             old = slack[r]
@@ -707,6 +709,9 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                                 slack_work = 0.0
                         else:
                             slack_sum += (coef * l_r) * (coef * l_r)
+                    else:
+                        # w' = a w + c d y x: the new example's term scaled by its weight
+                        coef = weight * coef
                 else:
                     coef = weight * yt / s
                 if logging:
