@@ -93,9 +93,7 @@ def test_published_setting_is_one_argument_away(cls):
     assert not np.any(fitted.intercept_)
     default = cls().fit(X, y)
     assert default.fit_intercept and default.output == "avg" and default.shuffle
-    # ROMMA's tol reads the growth of its soft-margin hypothesis (docs/defaults.md)
-    tol = 1e-4 if cls is ROMMAClassifier else 1e-3
-    assert (default.max_iter, default.tol) == (1000, tol) and 1 < default.n_iter_ < 1000
+    assert (default.max_iter, default.tol) == (1000, 1e-3) and 1 < default.n_iter_ < 1000
 
 
 @pytest.mark.parametrize("cls", [PUMMAClassifier, KernelPUMMAClassifier])

@@ -4,12 +4,6 @@ An estimator's numpydoc docstring is an f-string that places them where they bel
 (``{PASSES_DOC}``); ``tests/test_structure.py`` checks that none is left unfilled.
 """
 
-
-def passes_doc(tol="1e-3"):
-    """The text of ``tol`` (of default ``tol``) and of ``max_iter``'s former name."""
-    return PASSES_DOC.replace("default=1e-3", f"default={tol}", 1)
-
-
 PASSES_DOC = """tol : float >= 0 or None, default=1e-3
         When :meth:`fit` stops before ``max_iter`` passes: after ``n_iter_no_change``
         passes in a row (for the linear estimators that have it; else one) in which no one-vs-rest

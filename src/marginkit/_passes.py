@@ -229,9 +229,15 @@ class Passes:
             return
         ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
         if ran_out and getattr(self, "tol", None) is not None:
+            what = (
+                "the hypothesis still grew in the last of max_iter={} passes (by more "
+                "than tol times itself)"
+                if r.get(GROWTH_KEY) is not None
+                else "the corrections still fell in the last of max_iter={} passes (by more "
+                "than tol * n_samples)"
+            )
             warnings.warn(
-                f"{type(self).__name__}: the corrections still fell in the last of "
-                f"max_iter={self._max_iter} passes (by more than tol * n_samples); more "
+                f"{type(self).__name__}: {what.format(self._max_iter)}; more "
                 "passes may fit the data better. Increase max_iter, or set tol=None to "
                 "make max_iter passes without this check.",
                 ConvergenceWarning,
