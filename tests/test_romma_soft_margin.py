@@ -197,3 +197,11 @@ def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
     resumed = ROMMAClassifier(random_state=3).fit(X, y, checkpoint=path, checkpoint_every=40)
     assert resumed.n_iter_ == plain.n_iter_ > 2
     np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))
+
+
+def test_passes_that_run_out_while_the_hypothesis_grows_say_so():
+    X, y = noisy(n=200, d=4, seed=8)
+    from sklearn.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match="the hypothesis still grew in the last of"):
+        ROMMAClassifier(max_iter=3, random_state=0).fit(X, y)
