@@ -9,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
 from reference import linear_fit, linear_scores, romma_binary, tie_free
+from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import ROMMAClassifier
 from marginkit._core import linear as L
@@ -201,7 +202,5 @@ def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
 
 def test_passes_that_run_out_while_the_hypothesis_grows_say_so():
     X, y = noisy(n=200, d=4, seed=8)
-    from sklearn.exceptions import ConvergenceWarning
-
     with pytest.warns(ConvergenceWarning, match="the hypothesis still grew in the last of"):
         ROMMAClassifier(max_iter=3, random_state=0).fit(X, y)
