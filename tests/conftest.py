@@ -216,7 +216,9 @@ def fit_overlapped(monkeypatch, overlap, make, X, y, fold_below=None):
 #: variant of the same test, or a test of the same path on less data); ``make test-all``
 #: runs them. Measure again (the command above) when the suite grows: nine more
 #: (about 110 s of the two workers' time) joined on 2026-11-28, when the suite had
-#: grown back to 384 s. An entry that names no test is an error (``_check_heavy_ids``).
+#: grown back to 384 s, and the fast readers of the quick pumma-artificial run (a 36 s
+#: fixture; its slow readers already were). An entry that names no test is an error
+#: (``_check_heavy_ids``).
 HEAVY = frozenset(
     {
         "tests/test_checkpoints.py::test_checkpointed_fit_is_the_plain_fit[True-<lambda>6]",
@@ -232,10 +234,17 @@ HEAVY = frozenset(
         "tests/test_experiments_kernel.py::test_published_values_are_shown_as_printed",
         "tests/test_experiments_kernel.py::test_quick_mnist_runs_every_algorithm",
         "tests/test_experiments_kernel.py::test_scores_cover_every_published_cell",
+        "tests/test_experiments_pumma.py::test_artificial_claim_at_r_1",
         "tests/test_experiments_pumma.py::test_artificial_complete_json_computes_nothing",
+        "tests/test_experiments_pumma.py::test_artificial_converged_pumma_keeps_its_guarantee",
         "tests/test_experiments_pumma.py::test_artificial_deleted_cell_is_the_only_one_recomputed",
         "tests/test_experiments_pumma.py::test_artificial_figures",
+        "tests/test_experiments_pumma.py::test_artificial_margins_never_exceed_the_maximum",
+        "tests/test_experiments_pumma.py::test_artificial_partial_document_renders",
+        "tests/test_experiments_pumma.py::test_artificial_quick_writes_json_and_markdown",
         "tests/test_experiments_pumma.py::test_cli_artificial_with_options_draws_the_figures",
+        "tests/test_experiments_pumma.py::test_mean_curve_pads_a_finished_run",
+        "tests/test_experiments_pumma.py::test_missing_matplotlib_is_said_clearly",
         "tests/test_kernel_alma.py::test_matches_reference[3-3-cubic-{}]",
         "tests/test_kernel_budget.py::test_a_budgeted_stream_in_constant_memory[project]",
         "tests/test_kernel_budget.py::test_a_budgeted_stream_in_constant_memory[project_new]",
