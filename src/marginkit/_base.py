@@ -580,16 +580,13 @@ class OnlineLinearClassifier(OnlineClassifier):
             w = w._replace(slack=L.NO_SLACK)
         return L.linear_pass(rows, y_pm, order, start, rule, norm, w, state.log())
 
-    #: whether the rule has slack coordinates of its own rows (ROMMA's soft margin)
-    _soft_margin = False
-
     @contextlib.contextmanager
     def _slack_rows(self, n, keep):
         """The passes of a fit in memory over its ``n`` rows (``keep``) give each row one
         soft-margin coordinate for all of them (``linear.Weights.slack``): the states hold
         them for the passes (a checkpoint's are resumed), and drop them after, the model
         being ``w`` alone. Elsewhere (a stream) every trial is an example of its own."""
-        keep = keep and self._soft_margin and self.lam > 0
+        keep = keep and self._rule_args().lam > 0  # ROMMA's soft margin
         for state in self._states:
             if not keep:
                 state.slack = np.zeros(0)

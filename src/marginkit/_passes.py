@@ -58,6 +58,13 @@ def tol_ends(r, made, tol, n, patience=1):
     None."""
     r["improving"] = still_improving(made, r["fewest"], tol, n)
     r["fewest"] = np.minimum(r["fewest"], made)
+    return _patience_ends(r, made, tol, patience)
+
+
+def _patience_ends(r, made, tol, patience):
+    """Whether the passes end, ``r["improving"]`` being set for the last: after
+    ``patience`` passes in a row that did not improve (counted in ``r``), or a pass
+    without any correction; never with ``tol`` None."""
     if tol is None:
         return False
     if patience == 1:
@@ -78,10 +85,7 @@ def growth_ends(r, size, made, tol, patience=1):
     before = r.get(GROWTH_KEY)
     r[GROWTH_KEY] = np.asarray(size, dtype=np.float64)
     r["improving"] = before is None or bool(np.any(size > before * (1.0 + (tol or 0.0))))
-    if tol is None:
-        return False
-    r[SINCE_KEY] = 0 if r["improving"] else r.get(SINCE_KEY, 0) + 1
-    return r[SINCE_KEY] >= patience or not np.any(made)
+    return _patience_ends(r, made, tol, patience)
 
 
 def ended_early(bar, skipped):

@@ -216,8 +216,6 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
     # a model saved before delta updated on y w . x < 1, and before the soft margin
     _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0, "lam": 0.0}
 
-    _soft_margin = True
-
     def _rule_args(self):
         return super()._rule_args()._replace(lam=self._model_lam())
 
@@ -231,7 +229,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         # update (the new hypothesis lies in the half-space w' . w >= ||w||^2) and stays
         # below 1 / gamma~*^2: the passes end where it stops growing. A stream's trials
         # are new examples, whose space grows with them: its passes count corrections.
-        if not (self.lam > 0 and self._states[0].slack.shape[0]):
+        if not self._states[0].slack.shape[0]:
             return None
         fs = [state.fs for state in self._states]
         return np.array([f[L.F_S] ** 2 * (f[L.F_SUM] + f[L.F_SLACK]) for f in fs])

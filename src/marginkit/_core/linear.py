@@ -695,8 +695,8 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                         coef = yt * wnorm2 * (1.0 - margin) / (gap * s)
                     if lam > 0.0:
                         # the soft margin weighs a row in its slack coordinate alone,
-                        # sqrt(lam / c): the update is the projection in that space
-                        # the row's slack coordinate takes its share of c d y x~
+                        # sqrt(lam / c), and the update is the projection in that space:
+                        # the row's slack coordinate takes its share of d y x~
                         if kept:
                             old = slack[r]
                             new = old + coef * l_r
