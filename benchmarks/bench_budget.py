@@ -160,6 +160,7 @@ def kernel_model(config):
         tol=None,
         budget=config["budget"],
         budget_rule=config["rule"] or "project_new",
+        fit_intercept=False,  # the merge rule's Gaussian values
     )
 
 
@@ -245,6 +246,7 @@ def child_mnist(config):
             **MNIST_KERNEL,
             budget=config["budget"],
             budget_rule=config["rule"],
+            fit_intercept=False,
             max_iter=1,
             tol=None,
         )

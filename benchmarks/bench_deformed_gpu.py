@@ -71,6 +71,7 @@ def main():
         coef0=1.0,
         budget=args.budget,
         budget_rule=args.budget_rule,
+        fit_intercept=False,
     )
     fit_s = 0.0
     tasks = [(k, args.data) for k in range(-(-args.rows // CHUNK))]

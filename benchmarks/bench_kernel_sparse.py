@@ -67,7 +67,9 @@ def run(params, X, y, X_test, y_test, mode, repeat):
     best_fit = best_predict = np.inf
     with products(mode):
         for _ in range(repeat):
-            model = KernelALMAClassifier(**params, max_iter=1, output="last", random_state=0)
+            model = KernelALMAClassifier(
+                **params, max_iter=1, output="last", fit_intercept=False, random_state=0
+            )
             t = time.perf_counter()
             model.fit(X, y)
             best_fit = min(best_fit, time.perf_counter() - t)

@@ -38,6 +38,11 @@ def one_error_line(err):
     return lines[0]
 
 
+def rel_err(a, b):
+    """The largest difference of a and b relative to the largest magnitude of b."""
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
+
+
 def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
     """Small overlapping Gaussian classes; optionally sparsified (CSR)."""
     import scipy.sparse as sp

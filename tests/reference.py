@@ -199,18 +199,40 @@ def alma_scores(runs, X, p, output, R=None):
 # -- kernel ALMA_2 (Remark 5) -----------------------------------------------------------
 
 
-def kernel_value(kernel, x, z, gamma, degree, coef0):
-    """K(x, z) for one pair, from the textbook formulas."""
+def kernel_value(kernel, x, z, gamma, degree, coef0, offset=0.0):
+    """K(x, z) for one pair, from the textbook formulas, plus ``offset`` (the squared
+    bias coordinate c^2 of ``fit_intercept``: the kernel of ``(phi(x), c)``)."""
     if callable(kernel):
-        return float(kernel(x[None, :], z[None, :])[0, 0])
-    if kernel == "linear":
-        return float(x @ z)
-    if kernel == "poly":
-        return float((gamma * (x @ z) + coef0) ** degree)
-    d2 = float(np.sum((x - z) ** 2))
-    if kernel == "rbf":
-        return float(np.exp(-gamma * d2))
-    return float((coef0 + np.exp(-gamma * d2)) ** degree)  # poly_rbf
+        value = float(kernel(x[None, :], z[None, :])[0, 0])
+    elif kernel == "linear":
+        value = float(x @ z)
+    elif kernel == "poly":
+        value = float((gamma * (x @ z) + coef0) ** degree)
+    else:
+        d2 = float(np.sum((x - z) ** 2))
+        if kernel == "rbf":
+            value = float(np.exp(-gamma * d2))
+        else:
+            value = float((coef0 + np.exp(-gamma * d2)) ** degree)  # poly_rbf
+    return value + offset
+
+
+def bias_offset(kernel, X, gamma=1.0, degree=3, coef0=1.0, scaling=0.5):
+    """c^2, the offset of a kernel estimator's ``fit_intercept``: ``scaling^2`` times
+    K(x, x) of a row of the root mean square norm of X (for a callable, the mean of
+    its K(x, x); ``scaling="max"``: of the largest norm)."""
+    X = _dense(X)
+    if callable(kernel):
+        diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0) for x in X])
+        value = diag.max() if scaling == "max" else diag.mean()
+    else:
+        sq = np.einsum("ij,ij->i", X, X)
+        s = sq.max() if scaling == "max" else sq.mean()
+        z = np.zeros(X.shape[1])
+        z[0] = np.sqrt(s)
+        value = kernel_value(kernel, z, z, gamma, degree, coef0)
+    factor = 1.0 if isinstance(scaling, str) else scaling
+    return factor * factor * value
 
 
 def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1, weights=None):
@@ -252,16 +274,28 @@ def kernel_alma_binary(X, y, khat, alpha, B, C, max_iter=1, weights=None):
 
 
 def kernel_alma_fit(
-    X, y, kernel, alpha, B, C, max_iter=1, gamma=1.0, degree=3, coef0=1.0, weights=None
+    X,
+    y,
+    kernel,
+    alpha,
+    B,
+    C,
+    max_iter=1,
+    gamma=1.0,
+    degree=3,
+    coef0=1.0,
+    weights=None,
+    offset=0.0,
 ):
-    """One-vs-rest kernel ALMA_2; returns the runs and the normalised kernel function."""
+    """One-vs-rest kernel ALMA_2; returns the runs and the normalised kernel function
+    (``offset``: see :func:`kernel_value`)."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
-    diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0) for x in X])
+    diag = np.array([kernel_value(kernel, x, x, gamma, degree, coef0, offset) for x in X])
 
     def khat_between(a, za, b, zb):
         if za <= 0 or zb <= 0:
             return 0.0
-        return kernel_value(kernel, a, b, gamma, degree, coef0) / np.sqrt(za * zb)
+        return kernel_value(kernel, a, b, gamma, degree, coef0, offset) / np.sqrt(za * zb)
 
     memo = {}
 
@@ -283,7 +317,7 @@ def kernel_alma_fit(
         for hyps, counts in runs:
             col = []
             for x in X_test:
-                zx = kernel_value(kernel, x, x, gamma, degree, coef0)
+                zx = kernel_value(kernel, x, x, gamma, degree, coef0, offset)
                 row = {j: khat_between(X[j], diag[j], x, zx) for j in hyps[-1][0]}
                 values = [
                     sum(b * row[j] for j, b in zip(s, beta, strict=True)) for s, beta in hyps
@@ -556,13 +590,15 @@ def pumma_scores(runs, X, output):
 # -- the kernel Perceptron and kernel ROMMA ------------------------------------------------
 
 
-def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False):
-    """K(a, b) for every pair of rows, entry by entry from the textbook formulas."""
+def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False, offset=0.0):
+    """K(a, b) for every pair of rows, entry by entry from the textbook formulas
+    (``offset``: see :func:`kernel_value`)."""
     A, B = _dense(A), _dense(B)
-    K = np.array([[kernel_value(kernel, a, b, gamma, degree, coef0) for b in B] for a in A])
+    args = (gamma, degree, coef0, offset)
+    K = np.array([[kernel_value(kernel, a, b, *args) for b in B] for a in A])
     if normalize:
-        da = np.array([kernel_value(kernel, a, a, gamma, degree, coef0) for a in A])
-        db = np.array([kernel_value(kernel, b, b, gamma, degree, coef0) for b in B])
+        da = np.array([kernel_value(kernel, a, a, *args) for a in A])
+        db = np.array([kernel_value(kernel, b, b, *args) for b in B])
         with np.errstate(divide="ignore"):
             ia = np.where(da > 0, 1 / np.sqrt(da), 0.0)
             ib = np.where(db > 0, 1 / np.sqrt(db), 0.0)

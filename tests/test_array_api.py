@@ -476,11 +476,18 @@ def test_a_callable_kernel_of_the_namespace():
 
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelPerceptronClassifier(
-            shuffle=False, kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
+            fit_intercept=False,
+            shuffle=False,
+            kernel="poly",
+            degree=3,
+            gamma=1.0,
+            coef0=1.0,
+            output="last",
+            max_iter=1,
         ).fit(X, y)
-    clf = KernelPerceptronClassifier(shuffle=False, kernel=cubic, output="last", max_iter=1).fit(
-        put(X, "array_api_strict", "device1"), y
-    )
+    clf = KernelPerceptronClassifier(
+        fit_intercept=False, shuffle=False, kernel=cubic, output="last", max_iter=1
+    ).fit(put(X, "array_api_strict", "device1"), y)
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
 
 
@@ -495,15 +502,25 @@ def test_a_callable_kernel_answering_in_another_library_on_the_host():
 
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelPerceptronClassifier(
-            shuffle=False, kernel="poly", degree=3, gamma=1.0, coef0=1.0, output="last", max_iter=1
+            fit_intercept=False,
+            shuffle=False,
+            kernel="poly",
+            degree=3,
+            gamma=1.0,
+            coef0=1.0,
+            output="last",
+            max_iter=1,
         ).fit(X, y)
         clf = KernelPerceptronClassifier(
-            shuffle=False, kernel=cubic, output="last", max_iter=1
+            fit_intercept=False, shuffle=False, kernel=cubic, output="last", max_iter=1
         ).fit(X, y)
         np.testing.assert_array_equal(clf.support_, ref.support_)
         with pytest.raises(ValueError, match="complex values"):
             KernelPerceptronClassifier(
-                shuffle=False, kernel=lambda A, B: xps.asarray(A @ B.T + 0j), max_iter=1
+                fit_intercept=False,
+                shuffle=False,
+                kernel=lambda A, B: xps.asarray(A @ B.T + 0j),
+                max_iter=1,
             ).fit(X, y)
 
 
@@ -550,6 +567,7 @@ def test_a_budget_on_the_device(ns, device, rule):
     stored vectors, the scores equal to rounding."""
     X, y, X_test = blobs(3, n=300)
     params = dict(kernel="rbf", gamma=0.3, max_iter=2, budget=25, budget_rule=rule, shuffle=False)
+    params["fit_intercept"] = rule != "merge"  # the merge rule takes no bias
     with sklearn.config_context(array_api_dispatch=False):
         ref = KernelALMAClassifier(block_size=16, **params).fit(X, y)
     clf = KernelALMAClassifier(block_size=16, **params).fit(put(X, ns, device), put(y, ns, device))

@@ -21,10 +21,13 @@ from marginkit._core import kernel
 from marginkit._core.budget import RULES
 
 ESTIMATORS = {
-    "alma": (KernelALMAClassifier, {}),
-    "perceptron": (KernelPerceptronClassifier, {}),
-    "romma": (KernelROMMAClassifier, {}),
-    "aggressive": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.5}),
+    "alma": (KernelALMAClassifier, {"fit_intercept": False}),
+    "perceptron": (KernelPerceptronClassifier, {"fit_intercept": False}),
+    "romma": (KernelROMMAClassifier, {"fit_intercept": False}),
+    "aggressive": (
+        KernelROMMAClassifier,
+        {"aggressive": True, "delta": 0.5, "fit_intercept": False},
+    ),
 }
 
 

@@ -277,6 +277,7 @@ def test_epoch_records_equal_separate_fits(shared_data):
     for record in result["epochs"]:
         clf = KernelALMAClassifier(
             shuffle=False,
+            fit_intercept=False,  # the paper's, as the experiment's
             alpha=0.9,
             B=params["B"],
             kernel="rbf",

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from conftest import make_blobs_pm
-from reference import kernel_alma_fit, tie_free
+from reference import bias_offset, kernel_alma_fit, tie_free
 from sklearn.metrics.pairwise import polynomial_kernel
 
 from marginkit import ALMAClassifier, KernelALMAClassifier
@@ -48,6 +48,7 @@ def test_matches_reference(kernel, kw, n_classes, n_epochs):
             gamma=kw.get("gamma", 1.0),
             degree=kw.get("degree", 3),
             coef0=kw.get("coef0", 1.0),
+            offset=bias_offset(kernel, X, **kw),  # the defaults' bias coordinate
         )
         want = {o: ref_scores(X_test, o) for o in ["last", "avg", "voted"]}
     for block_size in [1, 7, 256]:
@@ -84,6 +85,7 @@ def test_linear_kernel_is_alma2(p_output, block_size):
         max_iter=3,
         output=p_output,
         block_size=block_size,
+        fit_intercept=False,
     ).fit(X, y)
     np.testing.assert_array_equal(ker.n_corrections_per_class_, lin.n_corrections_per_class_)
     np.testing.assert_allclose(
@@ -189,7 +191,7 @@ def test_zero_kernel_diagonal_never_updates():
     X, y = make_blobs_pm(n=40, d=3, n_classes=2, seed=7)
     X[::4] = 0.0
     clf = KernelALMAClassifier(
-        shuffle=False, kernel="linear", alpha=0.9, output="last", max_iter=1
+        shuffle=False, kernel="linear", alpha=0.9, output="last", max_iter=1, fit_intercept=False
     ).fit(X, y)
     assert not np.isin(np.arange(0, 40, 4), clf.support_).any()
     lin = ALMAClassifier(
@@ -231,7 +233,9 @@ def test_every_whole_power(degree):
     X = X - 0.5  # gamma x . y + coef0 < 0 for many pairs
     kw = {"degree": degree, "gamma": 0.3, "coef0": 0.2}
     with tie_free():
-        runs, ref_scores = kernel_alma_fit(X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), **kw)
+        runs, ref_scores = kernel_alma_fit(
+            X, y, "poly", 0.9, 1 / 0.9, np.sqrt(2), offset=bias_offset("poly", X, **kw), **kw
+        )
     clf = KernelALMAClassifier(
         shuffle=False, kernel="poly", alpha=0.9, block_size=8, max_iter=1, output="last", **kw
     ).fit(X, y)

@@ -23,10 +23,14 @@ from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelRO
 from marginkit._core.budget import RULES, default_step
 
 ESTIMATORS = {
-    "alma": (KernelALMAClassifier, {}, True),
-    "perceptron": (KernelPerceptronClassifier, {}, False),
-    "romma": (KernelROMMAClassifier, {}, False),
-    "aggressive": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.5}, False),
+    "alma": (KernelALMAClassifier, {"fit_intercept": False}, True),
+    "perceptron": (KernelPerceptronClassifier, {"fit_intercept": False}, False),
+    "romma": (KernelROMMAClassifier, {"fit_intercept": False}, False),
+    "aggressive": (
+        KernelROMMAClassifier,
+        {"aggressive": True, "delta": 0.5, "fit_intercept": False},
+        False,
+    ),
 }
 
 
@@ -130,7 +134,9 @@ def test_never_more_vectors_than_the_budget(rule, sparse):
     still learns (well above chance on held-out rows)."""
     X, y = noisy(n=3000, n_classes=2, d=8, seed=3)
     X = sp.csr_matrix(X) if sparse else X
-    est = KernelALMAClassifier(shuffle=False, kernel="rbf", gamma=0.2, budget=60, budget_rule=rule)
+    est = KernelALMAClassifier(
+        fit_intercept=False, shuffle=False, kernel="rbf", gamma=0.2, budget=60, budget_rule=rule
+    )
     for lo in range(0, 2500, 250):
         est.partial_fit(X[lo : lo + 250], y[lo : lo + 250], classes=[0, 1])
         assert est.support_vectors_.shape[0] <= 60
@@ -235,6 +241,7 @@ def test_a_merge_with_no_partner_projects_instead():
     no merge keeps anything, and the step projects instead, as the reference does."""
     X, y = noisy(n=120, n_classes=2)
     est = KernelPerceptronClassifier(
+        fit_intercept=False,
         shuffle=False,
         kernel="rbf",
         gamma=1e4,
@@ -265,7 +272,7 @@ def test_merge_needs_the_gaussian_kernel():
     X, y = noisy()
     with pytest.raises(ValueError, match="budget_rule='merge' needs kernel='rbf'"):
         KernelPerceptronClassifier(
-            shuffle=False, kernel="poly", budget=20, budget_rule="merge"
+            fit_intercept=False, shuffle=False, kernel="poly", budget=20, budget_rule="merge"
         ).fit(X, y)
 
 
@@ -297,7 +304,12 @@ def test_partial_fit_keeps_the_budget_of_the_fit():
 def test_a_rule_changed_between_calls_takes_effect():
     X, y = noisy(n=900)
     est = KernelALMAClassifier(
-        shuffle=False, kernel="rbf", gamma=0.3, budget=20, budget_rule="project"
+        fit_intercept=False,
+        shuffle=False,
+        kernel="rbf",
+        gamma=0.3,
+        budget=20,
+        budget_rule="project",
     )
     est.fit(X[:300], y[:300])
     est.set_params(budget_rule="merge").partial_fit(X[300:600], y[300:600])
@@ -432,10 +444,10 @@ def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
     kw = {"kernel": "rbf", "gamma": 0.5, "max_iter": 3, "tol": None, "budget": 70}
     kw.update(budget_rule=rule, block_size=16)
     monkeypatch.setattr(kernel, "OVERLAP", False)
-    alone = KernelALMAClassifier(**{"shuffle": False, **kw}).fit(X, y)
+    alone = KernelALMAClassifier(fit_intercept=False, **{"shuffle": False, **kw}).fit(X, y)
     monkeypatch.setattr(kernel, "OVERLAP", True)
     for _ in range(3):
-        ahead = KernelALMAClassifier(**{"shuffle": False, **kw}).fit(X, y)
+        ahead = KernelALMAClassifier(fit_intercept=False, **{"shuffle": False, **kw}).fit(X, y)
         np.testing.assert_array_equal(ahead.decision_function(X), alone.decision_function(X))
 
 
@@ -449,7 +461,9 @@ CHILD = textwrap.dedent(
     # small chunks: the caller's chunk buffers, not the model, move the peak by about
     # a chunk at random points (3 MB here)
     n_rows, chunk = int(sys.argv[1]), 2_000
-    est = KernelALMAClassifier(kernel="rbf", gamma=0.005, budget=200, budget_rule=sys.argv[2])
+    est = KernelALMAClassifier(
+        fit_intercept=False, kernel="rbf", gamma=0.005, budget=200, budget_rule=sys.argv[2]
+    )
     rng = np.random.default_rng(0)
     u = rng.normal(size=200)
 

@@ -15,14 +15,14 @@ from sklearn.metrics.pairwise import rbf_kernel
 import marginkit
 from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelROMMAClassifier
 
+#: the paper's algorithms (no bias), which the reference makes
+PAPER = {"shuffle": False, "fit_intercept": False}
 ESTIMATORS = {
-    "alma": lambda **kw: KernelALMAClassifier(alpha=0.9, **{"shuffle": False, **kw}),
-    "perceptron": lambda **kw: KernelPerceptronClassifier(**{"shuffle": False, **kw}),
-    "romma": lambda **kw: KernelROMMAClassifier(
-        shuffle=False, **kw
-    ),  # forgets its hypothesis: resets
+    "alma": lambda **kw: KernelALMAClassifier(alpha=0.9, **{**PAPER, **kw}),
+    "perceptron": lambda **kw: KernelPerceptronClassifier(**{**PAPER, **kw}),
+    "romma": lambda **kw: KernelROMMAClassifier(**{**PAPER, **kw}),  # forgets: resets
     "aggressive": lambda **kw: KernelROMMAClassifier(
-        shuffle=False, aggressive=True, delta=0.5, **kw
+        aggressive=True, delta=0.5, **{**PAPER, **kw}
     ),
 }
 GAMMA = 0.3

@@ -11,6 +11,7 @@ from conftest import hard_romma_cases, make_blobs_pm
 from reference import (
     alma_fit,
     alma_scores,
+    bias_offset,
     kernel_alma_fit,
     kernel_family_binary,
     kernel_family_scores,
@@ -167,8 +168,8 @@ def test_weighted_kernel_rules_equal_the_reference(rule, block_size):
     X_test, _ = make_blobs_pm(n=20, d=4, n_classes=3, seed=99)
     w = weights_of(60, seed=3, zeros=False)
     kw = {"gamma": 0.3}
-    K = kernel_matrix("rbf", X, X, **kw)
-    K_test = kernel_matrix("rbf", X_test, X, **kw)
+    K = kernel_matrix("rbf", X, X, offset=0.25, **kw)  # the default bias coordinate 0.5
+    K_test = kernel_matrix("rbf", X_test, X, offset=0.25, **kw)
     with tie_free():
         runs = [
             kernel_family_binary(K, t, rule, max_iter=3, weights=w)
@@ -193,7 +194,16 @@ def test_weighted_kernel_alma_equals_the_reference(block_size):
     w = weights_of(60, seed=4, zeros=False)
     with tie_free():
         runs, scores = kernel_alma_fit(
-            X, y, "poly", 0.8, 1 / 0.8, np.sqrt(2), max_iter=2, gamma=0.2, weights=w
+            X,
+            y,
+            "poly",
+            0.8,
+            1 / 0.8,
+            np.sqrt(2),
+            max_iter=2,
+            gamma=0.2,
+            weights=w,
+            offset=bias_offset("poly", X, gamma=0.2),
         )
         want = {o: scores(X_test, o) for o in ["last", "avg", "voted"]}
     clf = KernelALMAClassifier(

@@ -130,3 +130,24 @@ SHUFFLE_DOC = """shuffle : bool, default=True
     random_state : int, RandomState instance or None, default=None
         Seed of the shuffling: an int gives the same model at every fit; None a new
         order each time."""
+
+
+def kernel_intercept_doc(default):
+    """The ``fit_intercept`` and ``intercept_scaling`` of a kernel estimator whose
+    ``fit_intercept`` defaults to ``default``."""
+    return f"""fit_intercept : bool, default={default}
+        Learn a bias: a constant coordinate ``c`` is appended to every ``phi(x)``, so
+        that the kernel becomes ``K(x, y) + c^2`` (before a normalisation), as
+        scikit-learn's ``LinearSVC`` appends a constant feature to every ``x``.
+        The algorithm and its guarantees are unchanged, in the augmented space: a
+        hyperplane through its origin is one with a bias in the kernel's.
+        ``dual_coef_`` are the coefficients on that kernel, ``K + c^2``.
+        ``budget_rule="merge"`` needs ``fit_intercept=False``.
+    intercept_scaling : float > 0, "rms" or "max", default=0.5
+        The coordinate ``c``, relative to the norm ``sqrt(K(x, x))`` of a row of the
+        root mean square norm of the rows of the fit (of a callable kernel: the root
+        mean square of ``sqrt(K(x, x))`` over the first rows trained on), so that the
+        model does not depend on the scale of the features: a number is that many
+        times it, ``"rms"`` is 1, ``"max"`` the largest norm instead (1 for every row
+        under the Gaussian kernel). 0.5 by default (``c^2 = 0.25`` with the Gaussian
+        kernel), the best measured (docs/defaults.md)."""

@@ -39,6 +39,21 @@ KERNEL_CONSTRAINTS = {
     "cache_size": [Interval(Real, 0, None, closed="left")],
 }
 
+#: The parameters of a kernel model's bias (kernel ALMA, the kernel Perceptron and kernel
+#: ROMMA): a constant coordinate appended to every ``phi(x)``, as the linear estimators'
+#: ``(x, -R_)`` (:meth:`KernelOnlineClassifier._kernel_offset`).
+INTERCEPT_CONSTRAINTS = {
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [StrOptions({"rms", "max"}), Interval(Real, 0, None, closed="neither")],
+}
+
+#: Why the merge rule of a budget refuses a model with a bias.
+NO_MERGE_WITH_BIAS = (
+    "budget_rule='merge' needs fit_intercept=False: a merged vector's kernel values "
+    "follow from the Gaussian's, which the bias coordinate's offset changes. Use "
+    "budget_rule='project_new' or 'project', or fit_intercept=False."
+)
+
 #: The parameters of a support-vector budget (:mod:`marginkit._core.budget`): kernel
 #: ALMA, the kernel Perceptron and kernel ROMMA.
 BUDGET_CONSTRAINTS = {
@@ -142,6 +157,13 @@ class KernelOnlineClassifier(OnlineClassifier):
     #: whether the update rule itself works on normalised instances (ALMA)
     _normalising_rule = False
 
+    #: a model saved before the kernel estimators had a bias
+    _added_params = {
+        **OnlineClassifier._added_params,
+        "fit_intercept": False,
+        "intercept_scaling": "rms",
+    }
+
     @property
     def _normalises(self):
         """Whether the model divides the kernel by the rows' norms: as at its fit (a
@@ -172,16 +194,26 @@ class KernelOnlineClassifier(OnlineClassifier):
                 changed["gamma"] = self.gamma_
         if self._normalise_param != self._normalises:
             changed["normalize"] = self._normalises
+        if bool(getattr(self, "fit_intercept", False)) != self._fitted_intercept:
+            changed["fit_intercept"] = self._fitted_intercept
         if getattr(self, "budget", None) != self._kstate.budget:
             changed["budget"] = self._kstate.budget
         return changed
 
+    @property
+    def _fitted_intercept(self):
+        """Whether the model has a bias: a kernel offset (``fit_intercept`` at the fit)."""
+        return self._kstate.kernel.offset != 0.0
+
     def _budget(self):
         """The model's budget (:class:`marginkit._core.budget.Budget`), or None: its
-        size as at the fit, the rule as set now."""
+        size as at the fit, the rule as set now (a ValueError for the merge rule on a
+        model with a bias)."""
         size = self._kstate.budget
         if size is None:
             return None
+        if self.budget_rule == "merge" and self._fitted_intercept:
+            raise ValueError(NO_MERGE_WITH_BIAS)
         return Budget(size, self.budget_rule, default_step(size))
 
     def _check_budget(self):
@@ -191,6 +223,8 @@ class KernelOnlineClassifier(OnlineClassifier):
             return
         if self.output == "voted":
             raise ValueError(NO_VOTE)
+        if self.budget_rule == "merge" and getattr(self, "fit_intercept", False):
+            raise ValueError(NO_MERGE_WITH_BIAS)
         if self.budget_rule == "merge" and self.kernel != "rbf":
             raise ValueError(
                 f"budget_rule='merge' needs kernel='rbf' (a merged vector's kernel values "
@@ -216,10 +250,54 @@ class KernelOnlineClassifier(OnlineClassifier):
         self._check_budget()
         self._fold_below = FOLD_BELOW
         kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
+        kernel.offset = self._kernel_offset(data, kernel)
         self._kstate = self._new_state(data, kernel)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0
+
+    def _kernel_offset(self, data, kernel):
+        """The kernel's offset ``c^2`` (model units) for ``fit_intercept``'s bias
+        coordinate c: every ``phi(x)`` becomes ``(phi(x), c)``, so that ``K`` becomes
+        ``K + c^2`` (before the normalisation of a rule that normalises), and a
+        hyperplane through the origin there is one with a bias in the kernel's space.
+
+        c is ``intercept_scaling`` times the norm ``sqrt(K(x, x))`` of a row of the
+        root mean square norm of the data (``"rms"``: once; ``"max"``: of the largest
+        norm), so that the model does not depend on the scale of the features: the
+        Gaussian kernel's is 1 for every row; a callable kernel's, the root mean square
+        (or largest) ``sqrt(K(x, x))`` over the first rows trained on (None until
+        then: :meth:`_instances`). 0 without ``fit_intercept``."""
+        if not getattr(self, "fit_intercept", False):
+            return 0.0
+        if callable(kernel.kernel):
+            return None  # from the K(x, x) of the first rows (_instances)
+        norms = data.norms(2.0)
+        r = norms.top if self.intercept_scaling == "max" else norms.rms
+        with np.errstate(over="ignore", under="ignore"):
+            r = float(np.ldexp(r, -self._exponent))
+        return self._offset_of(kernel.at_norm(np.array([r * r])))
+
+    def _offset_of(self, diag):
+        """The offset of ``intercept_scaling`` from the values ``K(x, x)`` of rows (one
+        value: the named kernels'; the first rows' for a callable): their mean (their
+        largest for ``"max"``) times the square of a numeric ``intercept_scaling``; a
+        ValueError where that is not a finite number > 0."""
+        scaling = self.intercept_scaling
+        value = float(np.max(diag) if scaling == "max" else np.mean(diag))
+        if not np.isfinite(value):
+            return value  # the kernel itself overflows: _inverse_norms says so
+        value = value if value > 0 else 1.0  # every row 0: the coordinate 1
+        factor = 1.0 if isinstance(scaling, str) else float(scaling)
+        with np.errstate(over="ignore", under="ignore"):
+            offset = value * factor * factor
+        if not 0.0 < offset < np.inf:
+            raise ValueError(
+                f"The bias coordinate of intercept_scaling={scaling!r} leaves float64: "
+                f"its square is {factor:.3g}^2 times K(x, x) = {value:.3g}. Lower "
+                "intercept_scaling, degree or gamma, or scale the features."
+            )
+        return offset
 
     def _check_gamma(self, gamma):
         """A ValueError when ``gamma`` in the model's units leaves float64: the kernel
@@ -378,6 +456,9 @@ class KernelOnlineClassifier(OnlineClassifier):
         # the norms of the rows in the model's units, a chunk of them at a time: the
         # products take each block in those units as they come (Instances.rows)
         n = X.shape[0]
+        pending = kernel.offset is None  # a callable's offset, from these rows
+        if pending:
+            kernel.offset = 0.0
         step = n if self._exponent == 0 else max(1, (1 << 19) // max(X.shape[1], 1))
         parts, diag, peak = [], [], 0.0
         for lo in range(0, max(n, 1), step):
@@ -394,6 +475,9 @@ class KernelOnlineClassifier(OnlineClassifier):
         if training and not callable(kernel.kernel):
             self._check_not_tiny(peak)
         diag = diag[0] if len(diag) == 1 else np.concatenate(diag)
+        if pending:
+            kernel.offset = self._offset_of(diag if diag.size else np.ones(1))
+            diag = diag + kernel.offset
         inv = self._inverse_norms(X, diag, sq)
         return Instances(X, inv, sq_dev if kernel.needs_norms else None, backend, -self._exponent)
 

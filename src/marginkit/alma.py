@@ -16,10 +16,12 @@ from ._docstrings import (
     PASSES_DOC,
     SHUFFLE_DOC,
     intercept_doc,
+    kernel_intercept_doc,
 )
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     EARLY_STOPPING_CONSTRAINTS,
+    INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
@@ -262,6 +264,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     coef0 : float, default=1.0
         Unlike scikit-learn's default of 0: ``poly`` with ``coef0 = 0`` is homogeneous
         and ``poly_rbf`` with ``coef0 = 0`` is an RBF kernel.
+    {kernel_intercept_doc(True)}
     block_size : int >= 1 or "auto", default="auto"
         Examples per block. Any value gives the same corrections (up to ties that the
         last bit of a sum decides). "auto" is 768 for arrays on a GPU (under array API
@@ -314,6 +317,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
     _parameter_constraints: dict = {
         **ALMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
+        **INTERCEPT_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
     }
@@ -333,6 +337,8 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         degree=3,
         gamma="scale",
         coef0=1.0,
+        fit_intercept=True,
+        intercept_scaling=0.5,
         block_size="auto",
         cache_size=200,
         budget=None,
@@ -356,6 +362,8 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.block_size = block_size
         self.cache_size = cache_size
         self.budget = budget

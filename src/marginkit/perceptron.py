@@ -11,10 +11,12 @@ from ._docstrings import (
     PASSES_DOC,
     SHUFFLE_DOC,
     intercept_doc,
+    kernel_intercept_doc,
 )
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     EARLY_STOPPING_CONSTRAINTS,
+    INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
@@ -143,6 +145,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     {SHUFFLE_DOC}
     {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
+    {kernel_intercept_doc(True)}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
     verbose : int, default=0
@@ -177,6 +180,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
 
     _parameter_constraints: dict = {
         **KERNEL_CONSTRAINTS,
+        **INTERCEPT_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
         "normalize": ["boolean"],
@@ -194,6 +198,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         degree=3,
         gamma="scale",
         coef0=1.0,
+        fit_intercept=True,
+        intercept_scaling=0.5,
         normalize=False,
         block_size="auto",
         cache_size=200,
@@ -215,6 +221,8 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.normalize = normalize
         self.block_size = block_size
         self.cache_size = cache_size

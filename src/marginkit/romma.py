@@ -16,10 +16,12 @@ from ._docstrings import (
     PASSES_DOC,
     SHUFFLE_DOC,
     intercept_doc,
+    kernel_intercept_doc,
 )
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     EARLY_STOPPING_CONSTRAINTS,
+    INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
@@ -265,6 +267,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     {SHUFFLE_DOC}
     {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
+    {kernel_intercept_doc(True)}
     {BUDGET_DOC}
     {EARLY_STOPPING_DOC}
     verbose : int, default=0
@@ -300,6 +303,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
     _parameter_constraints: dict = {
         **ROMMA_CONSTRAINTS,
         **KERNEL_CONSTRAINTS,
+        **INTERCEPT_CONSTRAINTS,
         **BUDGET_CONSTRAINTS,
         **EARLY_STOPPING_CONSTRAINTS,
         "normalize": ["boolean"],
@@ -319,6 +323,8 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         degree=3,
         gamma="scale",
         coef0=1.0,
+        fit_intercept=True,
+        intercept_scaling=0.5,
         normalize=False,
         block_size="auto",
         cache_size=200,
@@ -342,6 +348,8 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.normalize = normalize
         self.block_size = block_size
         self.cache_size = cache_size

@@ -15,6 +15,10 @@ Parameters follow scikit-learn's ``sklearn.metrics.pairwise`` meanings:
 - ``rbf``: ``exp(-gamma ||x - y||^2)``
 - ``poly_rbf``: ``(coef0 + exp(-gamma ||x - y||^2)) ^ degree`` (the "poly-Gaussian"
   kernel of the paper's Letter experiments, Table 5)
+
+and every kernel may carry an ``offset`` ``o >= 0`` added to all its values, ``K(x, y)
++ o``: the kernel of the instances ``(phi(x), sqrt(o))`` with a constant bias coordinate
+appended (the estimators' ``fit_intercept``), added before the normalisation.
 """
 
 import functools
@@ -136,23 +140,32 @@ class Kernel:
         A callable takes two 2-d arrays (or sparse matrices) A, B and returns the
         (len(A), len(B)) matrix K(A, B).
     gamma, degree, coef0 : float, int, float
+    offset : float >= 0 or None, default=0.0
+        Added to every value: the squared bias coordinate of ``fit_intercept``. None
+        while it waits for the first rows of a fit (a callable kernel's ``"rms"``, read
+        from their ``K(x, x)``): no value is computed before it is set.
     """
 
-    def __init__(self, kernel, gamma=1.0, degree=3, coef0=1.0):
+    #: the offset of a kernel pickled before it had one
+    offset = 0.0
+
+    def __init__(self, kernel, gamma=1.0, degree=3, coef0=1.0, offset=0.0):
         self.kernel = kernel
         self.gamma = float(gamma)
         self.degree = int(degree)
         self.coef0 = float(coef0)
+        self.offset = None if offset is None else float(offset)
 
     def _check_loaded(self, where):
         """A named kernel (a file holds no function) with finite parameters."""
         w = f"{where}."
-        check.attributes(self, where, ("kernel", "gamma", "degree", "coef0"))
+        check.attributes(self, where, ("kernel", "gamma", "degree", "coef0"), ("offset",))
         if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
             check.fail(w + "kernel", f"must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
         check.real(self.gamma, w + "gamma", positive=True)
         check.integer(self.degree, w + "degree", 1)
         check.real(self.coef0, w + "coef0")
+        check.real(self.offset, w + "offset", 0.0)
 
     @property
     def needs_norms(self):
@@ -170,26 +183,33 @@ class Kernel:
 
     def constant_diagonal(self):
         """K(x, x) of the Gaussian kernels, the same for every x (1, or (coef0 + 1) ^
-        degree); None for the others."""
-        if self.kernel == "rbf":
-            return 1.0
-        if self.kernel == "poly_rbf":
-            with np.errstate(over="ignore", invalid="ignore"):  # inf: refused by the caller
-                return float(np.float64(self.coef0 + 1.0) ** self.degree)
-        return None
+        degree, plus the offset); None for the others."""
+        if self.kernel not in ("rbf", "poly_rbf"):
+            return None
+        return float(self.at_norm(np.zeros(1))[0])
+
+    def at_norm(self, sq):
+        """K(x, x) of a named kernel for rows of squared norms ``sq`` (host float64), the
+        offset included (the Gaussian kernels' does not depend on it)."""
+        k = self.kernel
+        with np.errstate(over="ignore", invalid="ignore"):  # inf: refused by the caller
+            if k == "linear":
+                value = sq
+            elif k == "poly":
+                value = (self.gamma * sq + self.coef0) ** self.degree
+            elif k == "rbf":
+                value = np.ones_like(sq)
+            else:
+                value = np.full_like(sq, np.float64(self.coef0 + 1.0) ** self.degree)
+            return value + self.offset if self.offset else value
 
     def diagonal(self, X, sq=None, backend=None):
-        """K(x, x) for every row of X, on the host (float64); ``sq``: ||x||^2 there."""
-        k = self.kernel
-        n = X.shape[0]
-        if callable(k):
-            return self._callable_diagonal(X, backend)
-        if k == "linear":
-            return sq
-        if k == "poly":
-            with np.errstate(over="ignore", invalid="ignore"):
-                return (self.gamma * sq + self.coef0) ** self.degree
-        return np.full(n, self.constant_diagonal())  # rbf, poly_rbf
+        """K(x, x) for every row of X, on the host (float64); ``sq``: ||x||^2 there
+        (read by the linear and polynomial kernels)."""
+        if callable(self.kernel):
+            K = self._callable_diagonal(X, backend)
+            return K + self.offset if self.offset else K
+        return self.at_norm(np.zeros(X.shape[0]) if sq is None else sq)
 
     def _callable_diagonal(self, X, backend, chunk=256):
         out = np.empty(X.shape[0])
@@ -240,6 +260,8 @@ class Kernel:
         backend = HOST if backend is None else backend
         if callable(self.kernel):
             K = self._call(A, B, backend)
+            if self.offset:
+                K = K + self.offset
             return K * inv_a[:, None] * inv_b[None, :]
         if not self.needs_norms:
             sq_a = sq_b = _NO_NORMS
@@ -249,7 +271,7 @@ class Kernel:
         if not isinstance(backend, Host):
             return self._finish_xp(A @ B.T, backend.xp, inv_a, inv_b, sq_a, sq_b)
         G = gram(A, B, backend.dtype)
-        params = (_CODES[self.kernel], self.gamma, float(self.degree), self.coef0)
+        params = (_CODES[self.kernel], self.gamma, float(self.degree), self.coef0, self.offset)
         # the elementwise pass over row bands in threads (it releases the GIL)
         in_bands(
             _finish,
@@ -279,6 +301,8 @@ class Kernel:
                 G = G + self.coef0
         if code == 1 or code == 3:
             G = _whole_power_xp(G, self.degree, xp)
+        if self.offset:
+            G = G + self.offset
         return G * (inv_a[:, None] * inv_b[None, :])
 
 
@@ -320,8 +344,9 @@ def thread_pool(workers, name):
 
 
 @njit(cache=True, nogil=True)
-def _finish(G, code, gamma, degree, coef0, inv_a, inv_b, sq_a, sq_b):
-    """In place: Gram matrix -> normalised kernel matrix, one pass.
+def _finish(G, code, gamma, degree, coef0, offset, inv_a, inv_b, sq_a, sq_b):
+    """In place: Gram matrix -> normalised kernel matrix, one pass (``offset`` added
+    before the normalisation).
 
     The kernel is chosen outside the loops and whole powers are written out, so that
     each row is one straight loop the compiler can vectorise.
@@ -344,8 +369,12 @@ def _finish(G, code, gamma, degree, coef0, inv_a, inv_b, sq_a, sq_b):
         if code == 1 or code == 3:
             _whole_power(row, d)
         ia = inv_a[i]
-        for j in range(m):
-            row[j] *= ia * inv_b[j]
+        if offset != 0.0:
+            for j in range(m):
+                row[j] = (row[j] + offset) * (ia * inv_b[j])
+        else:
+            for j in range(m):
+                row[j] *= ia * inv_b[j]
 
 
 @njit(inline="always", cache=True, nogil=True)

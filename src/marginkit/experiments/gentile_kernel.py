@@ -908,6 +908,7 @@ def make_estimator(params: Mapping):
         "gamma": params["gamma"],
         "degree": 1 if params["degree"] is None else params["degree"],
         "coef0": params["coef0"],
+        "fit_intercept": False,  # the paper's hyperplanes pass through the origin
     }
     algorithm = params["algorithm"]
     if algorithm == "ALMA2":
