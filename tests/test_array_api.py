@@ -466,6 +466,15 @@ def test_string_labels_come_back_as_numpy():
     assert isinstance(out, np.ndarray) and set(out) <= {"no", "yes"}
 
 
+def cubic_perceptron(kernel, **params):
+    """One pass of the kernel Perceptron's last hypothesis with ``kernel`` (a callable
+    cubic, or the named one it computes), without a bias: the callable's is read from
+    its own K(x, x), the named kernel's from the rows' norms."""
+    return KernelPerceptronClassifier(
+        fit_intercept=False, shuffle=False, kernel=kernel, output="last", max_iter=1, **params
+    )
+
+
 def test_a_callable_kernel_of_the_namespace():
     """A callable gets the arrays as they are and may answer in their namespace."""
     X, y, X_test = blobs(2)
@@ -475,19 +484,8 @@ def test_a_callable_kernel_of_the_namespace():
         return (1.0 + xp.matmul(A, B.T)) ** 3
 
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelPerceptronClassifier(
-            fit_intercept=False,
-            shuffle=False,
-            kernel="poly",
-            degree=3,
-            gamma=1.0,
-            coef0=1.0,
-            output="last",
-            max_iter=1,
-        ).fit(X, y)
-    clf = KernelPerceptronClassifier(
-        fit_intercept=False, shuffle=False, kernel=cubic, output="last", max_iter=1
-    ).fit(put(X, "array_api_strict", "device1"), y)
+        ref = cubic_perceptron("poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
+    clf = cubic_perceptron(cubic).fit(put(X, "array_api_strict", "device1"), y)
     np.testing.assert_array_equal(to_numpy(clf.support_), ref.support_)
 
 
@@ -501,19 +499,8 @@ def test_a_callable_kernel_answering_in_another_library_on_the_host():
         return xps.asarray((1.0 + A @ B.T) ** 3)
 
     with sklearn.config_context(array_api_dispatch=False):
-        ref = KernelPerceptronClassifier(
-            fit_intercept=False,
-            shuffle=False,
-            kernel="poly",
-            degree=3,
-            gamma=1.0,
-            coef0=1.0,
-            output="last",
-            max_iter=1,
-        ).fit(X, y)
-        clf = KernelPerceptronClassifier(
-            fit_intercept=False, shuffle=False, kernel=cubic, output="last", max_iter=1
-        ).fit(X, y)
+        ref = cubic_perceptron("poly", degree=3, gamma=1.0, coef0=1.0).fit(X, y)
+        clf = cubic_perceptron(cubic).fit(X, y)
         np.testing.assert_array_equal(clf.support_, ref.support_)
         with pytest.raises(ValueError, match="complex values"):
             KernelPerceptronClassifier(

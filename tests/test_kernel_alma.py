@@ -3,17 +3,13 @@
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, rel_err
 from reference import bias_offset, kernel_alma_fit, tie_free
 from sklearn.metrics.pairwise import polynomial_kernel
 
 from marginkit import ALMAClassifier, KernelALMAClassifier
 
 pytestmark = pytest.mark.exactness
-
-
-def rel_err(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
 
 
 def cubic(A, B):

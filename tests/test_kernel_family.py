@@ -7,7 +7,7 @@ its threshold, so the counts compared hold under every BLAS kernel (tests/refere
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, rel_err
 from reference import (
     bias_offset,
     kernel_family_binary,
@@ -31,10 +31,6 @@ from marginkit import (
 )
 
 pytestmark = pytest.mark.exactness
-
-
-def rel_err(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
 
 
 KERNELS = [

@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, rel_err
 from reference import (
     _dense,
     kernel_matrix,
@@ -20,10 +20,6 @@ from sklearn.exceptions import ConvergenceWarning
 from marginkit import KernelPUMMAClassifier, PUMMAClassifier
 
 pytestmark = pytest.mark.exactness
-
-
-def rel_err(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
 
 
 KERNELS = [

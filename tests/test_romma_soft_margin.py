@@ -7,16 +7,12 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, rel_err
 from reference import linear_fit, linear_scores, romma_binary, tie_free
 from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import ROMMAClassifier
 from marginkit._core import linear as L
-
-
-def rel_err(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
 
 
 def noisy(n=300, d=4, flip=0.25, seed=0):

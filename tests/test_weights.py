@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import hard_romma_cases, make_blobs_pm
+from conftest import hard_romma_cases, make_blobs_pm, rel_err
 from reference import (
     alma_fit,
     alma_scores,
@@ -58,10 +58,6 @@ WEIGHTED = [
     KernelPUMMAClassifier,
 ]
 ids = [c.__name__ for c in WEIGHTED]
-
-
-def rel_err(a, b):
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / max(np.max(np.abs(b)), 1e-300)
 
 
 def quick(cls, **params):
