@@ -528,13 +528,15 @@ def _pumma_step(w, z, p):
     return link(a * theta + c_of(a) * z, p)
 
 
-def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1, weights=None):
+def pumma_binary(
+    X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1, weights=None, augmented=False
+):
     """PUMMA_p(delta) on labels in {-1, +1}: hypotheses (w, b), counts, epochs, converged.
 
     The soft margin is taken literally: every instance gets n more coordinates, its
-    own holding sqrt(lam), so w has d + n coordinates (the first d are returned). A row
-    of weight c (``weights``) holds sqrt(lam / c) there: the 2-norm soft margin's loss
-    of the row, lam^-1 xi^2, weighed by c.
+    own holding sqrt(lam), so w has d + n coordinates (the first d are returned, all of
+    them with ``augmented``). A row of weight c (``weights``) holds sqrt(lam / c) there:
+    the 2-norm soft margin's loss of the row, lam^-1 xi^2, weighed by c.
     """
     X = _dense(X)
     n, d = X.shape
@@ -564,7 +566,7 @@ def pumma_binary(X, y, p, delta, lam=0.0, max_iter=100, min_epochs=1, weights=No
                     w = _pumma_step(w, z, p)
                     b = -(w @ Xa[new_pos] + w @ Xa[new_neg]) / 2
                 pos, neg = new_pos, new_neg
-                hyps.append((w[:d], b))
+                hyps.append((w if augmented else w[:d], b))
                 counts.append(0)
                 changed = True
             counts[-1] += 1

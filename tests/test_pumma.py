@@ -5,8 +5,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, rel_err
 from reference import (
+    kernel_pumma_binary,
     ovr_targets,
     ovr_until_quiet,
     pumma_binary,
@@ -17,11 +18,6 @@ from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import KernelPUMMAClassifier, PUMMAClassifier
 from marginkit._core import pumma as K
-
-
-def rel_err(a, b):
-    scale = max(np.max(np.abs(b)), 1e-300)
-    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / scale
 
 
 def shifted_blobs(n=80, d=5, n_classes=2, seed=0, sparse=False):
@@ -152,9 +148,9 @@ def test_fit_callback_sees_every_epoch(kernel):
 
 @pytest.mark.parametrize("kernel", [False, True])
 def test_tol_ends_the_epochs_as_max_iter_would(kernel):
-    """With ``tol`` the epochs end once no problem's updates fall by more than ``tol *
-    n`` below its fewest so far: the model is that of ``tol=None`` and as many epochs,
-    found before the epoch without update that ``tol=None`` runs to."""
+    """With ``tol`` the epochs end once no problem's ``||w~||^2`` grows by more than
+    ``tol`` times itself (the soft margin): the model is that of ``tol=None`` and as
+    many epochs, found before the epoch without update that ``tol=None`` runs to."""
     X, y = shifted_blobs(n=300, n_classes=3, seed=4)
     X = X + np.random.default_rng(0).normal(scale=2.0, size=X.shape)  # overlapping
     cls = KernelPUMMAClassifier if kernel else PUMMAClassifier
@@ -173,6 +169,62 @@ def test_tol_ends_the_epochs_as_max_iter_would(kernel):
     assert early.n_iter_ == early.n_epochs_
 
 
+@pytest.mark.parametrize("kernel", [False, True])
+def test_soft_margin_epochs_end_where_the_norm_stops_growing(kernel):
+    """With ``lam > 0``, ``||w~||^2`` (the slack coordinates included) grows at every
+    epoch with an update, and the epochs end after the first in which no problem's grew
+    by more than ``tol`` times itself."""
+    X, y = shifted_blobs(n=300, n_classes=3, seed=4)
+    X = X + np.random.default_rng(0).normal(scale=2.0, size=X.shape)
+    cls = KernelPUMMAClassifier if kernel else PUMMAClassifier
+    params = {"kernel": "linear"} if kernel else {}
+    sizes = []
+    clf = cls(shuffle=False, lam=1.0, tol=1e-3, **params).fit(
+        X, y, callback=lambda est, epoch: sizes.append(est._squared_norms())
+    )
+    sizes = np.array(sizes)
+    assert sizes.shape == (clf.n_epochs_, 3) and clf.n_epochs_ > 2
+    assert np.all(sizes[1:] >= sizes[:-1] * (1 - 1e-12))
+    grew = np.any(sizes[1:] > sizes[:-1] * (1 + 1e-3), axis=1)
+    assert grew[:-1].all() and not grew[-1]
+
+
+@pytest.mark.parametrize("p", [2.0, 3.0])
+def test_the_norm_the_epochs_watch_is_the_augmented_hypothesis(p):
+    """The size the soft margin's epochs end on is ``||w~||_q^2`` of the last hypothesis
+    in the space where every row has its own coordinate, as tests/reference.py builds
+    it (d + n coordinates)."""
+    X, y = shifted_blobs(n=60, seed=2)
+    X = X + np.random.default_rng(1).normal(scale=1.5, size=X.shape)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, size=y.size)
+    clf = PUMMAClassifier(p=p, delta=0.1, lam=0.5, tol=None, shuffle=False, output="last")
+    clf.fit(X, y, sample_weight=weights)
+    y_pm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    hyps, *_ = pumma_binary(
+        X, y_pm, p, 0.1, lam=0.5, max_iter=clf.n_epochs_, weights=weights, augmented=True
+    )
+    q = p / (p - 1.0)
+    expected = np.sum(np.abs(hyps[-1][0]) ** q) ** (2.0 / q)
+    assert rel_err(clf._squared_norms()[0], expected) < 1e-9
+
+
+def test_kernel_norm_the_epochs_watch_is_the_augmented_hypothesis():
+    """Kernel PUMMA's ``||w~||^2 = beta (K + lam / c) beta`` of its last hypothesis,
+    as tests/reference.py computes it."""
+    X, y = shifted_blobs(n=60, seed=2)
+    X = X + np.random.default_rng(1).normal(scale=1.5, size=X.shape)
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, size=y.size)
+    clf = KernelPUMMAClassifier(
+        kernel="linear", delta=0.1, lam=0.5, tol=None, shuffle=False, output="last"
+    ).fit(X, y, sample_weight=weights)
+    y_pm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    K = X @ X.T
+    hyps, *_ = kernel_pumma_binary(K, y_pm, 0.1, lam=0.5, max_iter=clf.n_epochs_, weights=weights)
+    beta = hyps[-1][0]
+    expected = beta @ (K + np.diag(0.5 / weights)) @ beta
+    assert rel_err(clf._squared_norms()[0], expected) < 1e-9
+
+
 def test_tol_warns_only_when_the_epochs_ran_out_still_improving():
     """Epochs that ``tol`` ended end quietly; ``max_iter`` epochs whose updates still
     fell warn (``tol=None``: any ``max_iter`` epochs before one without update)."""
@@ -181,7 +233,10 @@ def test_tol_warns_only_when_the_epochs_ran_out_still_improving():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         PUMMAClassifier(shuffle=False, lam=1.0).fit(X, y)
-    with pytest.warns(ConvergenceWarning, match="still fell"):
+    with pytest.warns(ConvergenceWarning, match="hypothesis still grew"):
         PUMMAClassifier(shuffle=False, lam=1.0, max_iter=2).fit(X, y)
+    # the hard margin's norm grows without bound here: its epochs count updates
+    with pytest.warns(ConvergenceWarning, match="corrections still fell"):
+        PUMMAClassifier(shuffle=False, lam=0.0, max_iter=2).fit(X, y)
     with pytest.warns(ConvergenceWarning, match="did not converge"):
         PUMMAClassifier(shuffle=False, lam=1.0, max_iter=2, tol=None).fit(X, y)

@@ -25,7 +25,7 @@ from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
-from ._passes import PASS_KEYS, ended_early
+from ._passes import GROWTH_KEY, PASS_KEYS, ended_early
 from ._registry import trusted_type
 from ._utils import user_level
 from ._weights import CLASS_WEIGHT_DOC
@@ -135,11 +135,12 @@ class PUMMAState(PNormState):
 #: ``tol`` of PUMMA's epochs, which also end when one makes no update
 TOL_DOC = """tol : float >= 0 or None, default=1e-3
         :meth:`fit` also stops, before an epoch without update, after an epoch in which
-        no one-vs-rest problem made fewer updates than in its best earlier epoch by more
-        than ``tol * n_samples`` (scikit-learn's rule for its ``Perceptron``; that of
-        the other marginkit estimators): on data that are not separable (in the
-        soft-margin space, every labelled set is, but the updates may take many epochs
-        to stop) the model then no longer changes how well it fits them. None runs
+        no one-vs-rest problem's ``||w~||_q^2`` grew by more than ``tol`` times itself
+        (the soft margin, ``lam > 0``: the slack coordinates included; every update
+        increases it, and it stays below ``1 / gamma~*^2``). With the hard margin, whose
+        norm grows without bound on data no hyperplane separates, after an epoch in
+        which no problem made fewer updates than in its best earlier epoch by more than
+        ``tol * n_samples`` (scikit-learn's rule for its ``Perceptron``). None runs
         until an epoch makes no update, the setting of the margin guarantee (and of the
         COLT 2008 experiments), or ``max_iter`` epochs."""
 
@@ -173,6 +174,19 @@ class _Streaming:
     #: PUMMA's epochs run to one without update (its soft margin makes every data set
     #: separable), ended early by ``tol`` alone
     _noise_ratio = None
+
+    def _growth(self):
+        # With the soft margin every row of a fit keeps its coordinate across the
+        # epochs, and ||w~||_q^2 of each problem grows at every update (the new
+        # hypothesis satisfies f(w) . w' >= ||w||_q^2) while it stays below
+        # 1 / gamma~*^2: the epochs end where it stops growing. The corrections
+        # said less: with class weights a light row's updates went on as often while
+        # the heavy rows' margins still moved (docs/defaults.md). The hard margin's
+        # (a stream's) grows without bound on data no hyperplane separates: its
+        # epochs count updates.
+        if not self.lam > 0:
+            return None
+        return self._squared_norms()
 
     @property
     def n_iter_(self):
@@ -396,6 +410,12 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         self.converged_ = False
         self._model_lam()  # a ValueError, before any training, when lam swamps the data
 
+    def _squared_norms(self):
+        """``||w~||_q^2`` of every problem, the slack coordinates included: the p-norm
+        of theta = s v is its dual, ``(s^p S)^(2 / p)``."""
+        fs = [state.fs for state in self._states]
+        return np.array([f[L.F_S] ** 2 * f[L.F_SUM] ** (2.0 / self.p_) for f in fs])
+
     def _run_pumma(self, state, batch, y_pm, order, slack, start=0):
         """One pass over ``order[start:]``; returns the updates and conflicts it made."""
         before = state.n_corrections, int(state.pi[K.Q_CONFLICTS])
@@ -429,7 +449,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS))
+        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS, GROWTH_KEY))
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slacks = resume["slacks"]
@@ -700,7 +720,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS))
+        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS, GROWTH_KEY))
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slack = resume["slack"]
@@ -748,6 +768,10 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         state.n_seen += n
         self._keep_margin(self._margins(data, Y, slack, weights))
         _end_of_fit(self, r)
+
+    def _squared_norms(self):
+        """``||w~||^2`` of every problem, the slack coordinates included."""
+        return np.array(self._kstate.norm2, dtype=np.float64)
 
     def _margins(self, data, Y, slack, weights=None):
         """The training margin of every problem on rows X (of ``weights``), slack
