@@ -397,7 +397,6 @@ def test_scores_cover_every_published_cell(quick):
 # -- resumption ---------------------------------------------------------------------------
 
 
-@pytest.mark.slow  # about 13 s on 2 cores; the recomputation of one cell stays fast
 def test_complete_json_computes_nothing(quick, shared_data, tmp_path):
     first = quick("gentile-usps")
     shutil.copy(first.json_path, tmp_path / "again.json")

@@ -109,6 +109,7 @@ def _assert_same_model(streamed, whole, X):
     np.testing.assert_array_equal(streamed.predict(X), whole.predict(X))
 
 
+@pytest.mark.exactness  # a stream's model against fit's, on every BLAS kernel
 @pytest.mark.parametrize(
     "Est, params", CASES, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(CASES)]
 )
@@ -122,6 +123,7 @@ def test_stream_gives_the_model_of_fit(svm_file, Est, params, chunk_size):
     _assert_same_model(streamed, whole, X)
 
 
+@pytest.mark.exactness  # a stream's model against fit's, on every BLAS kernel
 @pytest.mark.parametrize("case", [2, 10])
 def test_one_example_per_chunk(svm_file, case):
     Est, params = CASES[case]
@@ -192,6 +194,7 @@ def test_compressed_files(svm_file, tmp_path, opener, suffix):
     )
 
 
+@pytest.mark.exactness  # a stream's model against fit's, on every BLAS kernel
 def test_comments_and_blank_lines(svm_file, tmp_path):
     lines = svm_file.read_text().splitlines()
     noisy = ["# a header comment", ""]
@@ -283,6 +286,7 @@ def test_callback_and_progress_see_every_epoch_and_example(svm_file):
 # -- errors: each before any work, the estimator untouched -------------------------------
 
 
+@pytest.mark.exactness  # a stream's model against fit's, on every BLAS kernel
 def test_estimators_that_cannot_stream_say_why_and_keep_their_model(svm_file):
     X, y = read_data(svm_file)
     est = ALMAClassifier(
@@ -600,6 +604,7 @@ def test_train_counts_the_examples_when_every_pass_stopped_early(tmp_path):
     assert summary["n_samples"] == 40
 
 
+@pytest.mark.exactness  # a stream's model against fit's, on every BLAS kernel
 def test_xz_files(svm_file, tmp_path):
     import lzma
 

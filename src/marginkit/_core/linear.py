@@ -408,11 +408,30 @@ def row_scale(rows, r, p):
 
 
 @njit(**NUMBA_OPTS)
+def sum_squares(vals):
+    """``vals . vals`` summed in one fixed order (four running sums, then their pairs):
+    BLAS's ``ddot`` rounds differently by CPU kernel and by the alignment of ``vals``,
+    so that a row's norm would differ between a file read in chunks and the same rows
+    in memory; the order here is the same for every row wherever it lies."""
+    n = vals.shape[0]
+    t0 = t1 = t2 = t3 = 0.0
+    m = n - n % 4
+    for i in range(0, m, 4):
+        t0 += vals[i] * vals[i]
+        t1 += vals[i + 1] * vals[i + 1]
+        t2 += vals[i + 2] * vals[i + 2]
+        t3 += vals[i + 3] * vals[i + 3]
+    for i in range(m, n):
+        t0 += vals[i] * vals[i]
+    return (t0 + t1) + (t2 + t3)
+
+
+@njit(**NUMBA_OPTS)
 def scaled_norm(vals, p):
     """p-norm of a vector, dividing by its largest magnitude first when needed."""
     # one pass when the plain sum of powers neither overflows nor underflows
     if p == 2.0:
-        total = np.dot(vals, vals)
+        total = sum_squares(vals)
     else:
         total = 0.0
         for a in vals:
@@ -447,7 +466,7 @@ def _reset(v, g, acc, u, sigma_total, p):
 def _row_sqnorm(rows, r):
     """||(x_r, aug)||_2^2."""
     vals = stored_values(rows, r)
-    return np.dot(vals, vals) + rows.aug * rows.aug
+    return sum_squares(vals) + rows.aug * rows.aug
 
 
 @njit(inline="always", **NUMBA_OPTS)
@@ -705,7 +724,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                             slack_work += 1.0
                             if slack_work >= slack.shape[0]:
                                 # recomputed exactly every n changes (amortised O(1))
-                                slack_sum = np.dot(slack, slack)
+                                slack_sum = sum_squares(slack)
                                 slack_work = 0.0
                         else:
                             slack_sum += (coef * l_r) * (coef * l_r)
