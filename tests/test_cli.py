@@ -221,3 +221,43 @@ def test_reproduce_all_prints_the_scoreboard(tmp_path, capsys):
     assert "gentile-mnist: skipped, data missing" in captured.err
     assert (out / "gentile-table6-quick.json").exists()
     assert not (out / "gentile-mnist-quick.json").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["train", "data.svm", "--estimator", "alma", "--model", "m.skops"],
+            "interrupted: nothing was saved, and training starts over when run again; "
+            "pass --checkpoint PATH to make it resumable",
+        ),
+        (
+            [
+                "train",
+                "data.svm",
+                "--estimator",
+                "alma",
+                "--model",
+                "m.skops",
+                "--checkpoint",
+                "run.ckpt",
+            ],
+            "interrupted: the same command resumes from the last checkpoint written to run.ckpt",
+        ),
+        (
+            ["reproduce", "gentile-usps"],
+            "interrupted (a reproduction resumes where it stopped when run again)",
+        ),
+    ],
+)
+def test_ctrl_c_says_what_can_resume(monkeypatch, capsys, argv, said):
+    """A Ctrl-C says what the interrupted command left and how to go on: a training run
+    without --checkpoint cannot resume, so it says how to make one that can."""
+    import marginkit.cli as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, f"_{argv[0]}", interrupted)
+    assert main(argv) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(said)

@@ -2,16 +2,19 @@
 data and why they stopped, in memory and streamed, plain and as JSON."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file
+from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import (
     ALMAClassifier,
     KernelALMAClassifier,
     MarginPerceptronClassifier,
     PUMMAClassifier,
+    ROMMAClassifier,
 )
 from marginkit.cli import main
 from marginkit.tasks import describe_passes, passes_made
@@ -46,7 +49,7 @@ STREAMED = [[], ["--chunk-size", "128"]]
 def test_corrections_stopped_falling(files, capsys, stream):
     summary, _ = train(capsys, files, "noisy.svm", "--estimator", "alma", *stream)
     assert 1 < summary["n_passes"] < 1000
-    assert summary["stopped"] == "corrections stopped falling (tol=0.001)"
+    assert summary["stopped"] == "corrections stopped falling (tol=0.001, n_iter_no_change=5)"
 
 
 @pytest.mark.parametrize("stream", STREAMED)
@@ -95,11 +98,46 @@ def test_plain_output_of_train_and_evaluate(files, capsys):
 
 
 def test_evaluate_of_a_model_that_tol_stopped(files, capsys):
-    """The model records its passes, not which of tol's reasons ended them."""
+    """The model records its passes and which rule ended them."""
     _, model = train(capsys, files, "noisy.svm", "--estimator", "alma")
     assert main(["evaluate", model, str(files / "noisy.svm"), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["stopped"].startswith("tol ended them (tol=0.001)")
+    assert result["stopped"] == "corrections stopped falling (tol=0.001, n_iter_no_change=5)"
+
+
+def test_a_model_saved_before_it_recorded_why_says_what_it_can(files, capsys):
+    """Without the record (a model saved before it), tol's reasons are both named."""
+    _, model = train(capsys, files, "noisy.svm", "--estimator", "alma")
+    import marginkit
+
+    est = marginkit.load(model)
+    del est._stopped_by
+    assert passes_made(est)["stopped"].startswith("tol ended them (tol=0.001)")
+
+
+def test_the_rule_that_ended_the_passes_is_named():
+    """The soft margin's passes end on the growth of the hypothesis; the kernel
+    estimators' on noisy data by the noise rule, which ``max_iter`` does not change
+    and which therefore does not warn to increase it."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 5))
+    y = np.where(X[:, 0] + 0.8 * rng.normal(size=300) > 0, 1, -1)
+    clf = PUMMAClassifier(random_state=0).fit(X, y)
+    assert passes_made(clf)["stopped"] == "the hypothesis stopped growing (tol=0.001)"
+    clf = ROMMAClassifier(random_state=0).fit(X, y)
+    assert passes_made(clf)["stopped"] == "the hypothesis stopped growing (tol=0.001)"
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 5))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    y = np.where(rng.uniform(size=300) < 0.2, -y, y)  # a fifth of the labels flipped
+    noisy = KernelALMAClassifier(random_state=0).fit(X, y)
+    assert noisy.n_iter_ == 2
+    assert passes_made(noisy)["stopped"].startswith("noisy data: a pass made at least 0.85")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        capped = KernelALMAClassifier(random_state=0, max_iter=2).fit(X, y)
+    assert passes_made(capped)["stopped"].startswith("noisy data")
+    np.testing.assert_array_equal(capped.decision_function(X), noisy.decision_function(X))
 
 
 def test_max_iter_and_param_disagree(files, capsys):

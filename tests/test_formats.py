@@ -645,3 +645,21 @@ def test_csv_error_the_diagnosis_does_not_find():
 
     err = _csv_diagnosis(b"1,2\n", np.array([7]), 2, "some reason")
     assert str(err) == "in the lines from 7: some reason"
+
+
+def test_a_directory_is_not_a_data_file(tmp_path):
+    """A directory given as the data file says so (not "no data file"), from every
+    reader, from a stream and from the command line."""
+    from marginkit.cli import main
+    from marginkit.streaming import FileStream
+
+    said = f"{tmp_path} is a directory, not a data file"
+    for read in (
+        read_svmlight,
+        read_file,
+        lambda p: iter_chunks(p, 5),
+        lambda p: FileStream(p, 5),
+    ):
+        with pytest.raises(IsADirectoryError, match=re.escape(said)):
+            read(tmp_path)
+    assert main(["train", str(tmp_path), "--estimator", "alma", "--model", "m.skops"]) == 2

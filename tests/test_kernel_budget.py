@@ -283,6 +283,22 @@ def test_bad_budget(budget):
         KernelALMAClassifier(shuffle=False, budget=budget).fit(X, y)
 
 
+@pytest.mark.parametrize("fit", ["fit", "partial_fit"])
+def test_a_budget_below_the_classes_is_refused(fit):
+    """A budget smaller than the number of classes cannot hold a vector of each, and
+    would predict at chance: a ValueError, before anything is learned."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(90, 4)), np.arange(90) % 3
+    est = KernelALMAClassifier(shuffle=False, budget=2)
+    extra = {"classes": [0, 1, 2]} if fit == "partial_fit" else {}
+    with pytest.raises(
+        ValueError, match=r"budget=2 cannot hold a support vector of each of the 3"
+    ):
+        getattr(est, fit)(X, y, **extra)
+    assert not hasattr(est, "_kstate")
+    KernelALMAClassifier(shuffle=False, budget=3).fit(X, y)
+
+
 def test_bad_budget_rule():
     X, y = noisy()
     with pytest.raises(ValueError, match="'budget_rule' parameter of KernelROMMAClassifier"):

@@ -389,3 +389,34 @@ def test_a_worker_killed_mid_fit_changes_nothing():
     assert victim not in after.values()  # it was killed, and replaced
     assert disturbed.n_iter_ == undisturbed.n_iter_ >= 2  # (the third separates the rows)
     assert same_bits(disturbed.estimator_, undisturbed.estimator_)
+
+
+def test_rows_selected_by_a_mask_train_as_the_rows_themselves(threads):
+    """``X[mask]`` and ``y[mask]`` of dask arrays have row chunks of unknown length: the
+    fit computes them (rather than compare unknown numbers of rows) and trains on the
+    rows kept, as on the same rows given with their lengths."""
+    X, y = make_blobs_pm(n=600, d=20, n_classes=2, seed=3)
+    keep = np.arange(600) % 3 != 0
+    dX, dy = chunked(X, 150), da.from_array(y, chunks=150)
+    dkeep = da.from_array(keep, chunks=150)
+    masked_X, masked_y = dX[dkeep], dy[dkeep]
+    assert np.isnan(masked_X.chunks[0][0]) and np.isnan(masked_y.chunks[0][0])
+    est = ALMAClassifier(shuffle=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        masked = MixingClassifier(est, max_iter=4).fit(masked_X, masked_y)
+        known = MixingClassifier(est, max_iter=4).fit(chunked(X[keep], 100), y[keep])
+    assert masked.n_shards_ == known.n_shards_ == 4
+    assert same_bits(masked.estimator_, known.estimator_)
+
+
+def test_a_value_that_is_not_finite_is_named_by_shard_and_row(threads):
+    """scikit-learn's message, with the shard and the first row of the data (counted
+    over the whole array) that holds the value."""
+    X, y = make_blobs_pm(n=400, d=6, n_classes=2, seed=4)
+    X[257, 3] = np.nan
+    with pytest.raises(ValueError, match=r"Input contains NaN\. \(shard 2, row 257\)"):
+        MixingClassifier(ALMAClassifier(), max_iter=2).fit(chunked(X, 100), y)
+    X[257, 3], X[130, 0] = 0.0, np.inf
+    with pytest.raises(ValueError, match=r"Input contains infinity.*\(shard 1, row 130\)"):
+        MixingClassifier(ALMAClassifier(), max_iter=2).fit(chunked(sp.csr_matrix(X), 100), y)

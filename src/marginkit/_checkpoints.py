@@ -15,7 +15,7 @@ from sklearn.utils.validation import _num_samples
 from . import _checks as check
 from . import persistence
 from ._core.arrays import to_numpy
-from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY
+from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY, WHY_KEY
 from ._registry import UntrustedFileError, trusted_type
 
 
@@ -279,7 +279,7 @@ class Resumable:
         rows (any number when None), and a position in them; the fingerprint of the data.
         """
         names = {"fingerprint", "orders", "epoch", "pos", *PASS_KEYS}
-        optional = (*self._cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY)
+        optional = (*self._cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
         check.attributes(resume, "_resume", names, optional)
         self._check_passes(resume)
         check_fingerprint(resume["fingerprint"])

@@ -217,12 +217,20 @@ class KernelOnlineClassifier(OnlineClassifier):
         return Budget(size, self.budget_rule, default_step(size))
 
     def _check_budget(self):
-        """A ValueError for a budget with what it cannot do: the vote, or a merge of
-        vectors of another kernel than the Gaussian."""
+        """A ValueError for a budget with what it cannot do: the vote, fewer vectors than
+        classes, or a merge of vectors of another kernel than the Gaussian."""
         if getattr(self, "budget", None) is None:
             return
         if self.output == "voted":
             raise ValueError(NO_VOTE)
+        n_classes = len(getattr(self, "classes_", ()))
+        if self.budget < n_classes:
+            raise ValueError(
+                f"budget={self.budget} cannot hold a support vector of each of the "
+                f"{n_classes} classes, and would predict at chance; pass budget >= "
+                f"{n_classes} (a budget holds a few hundred vectors or more in practice, "
+                "docs/budget.md)"
+            )
         if self.budget_rule == "merge" and getattr(self, "fit_intercept", False):
             raise ValueError(NO_MERGE_WITH_BIAS)
         if self.budget_rule == "merge" and self.kernel != "rbf":

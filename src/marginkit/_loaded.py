@@ -6,6 +6,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from . import _checks as check
 from . import _order
+from ._passes import STOPPED
 from ._registry import UntrustedFileError
 from ._weights import check_stored
 
@@ -29,6 +30,7 @@ class Loaded:
         optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
         optional |= {"_label_runs"}  # a stream's record of its labels (partial_fit)
         optional |= {"_class_weight"}  # not in models written before weights
+        optional |= {"_stopped_by"}  # why fit's passes ended; not in models before it
         # n_iter_: not in models written before it
         return required, optional | ({"n_iter_"} if self._counts_passes else set())
 
@@ -92,6 +94,8 @@ class Loaded:
                 check.fail("feature_names_in_", "must hold strings")
         if "_label_runs" in vars(self):
             _order.check_record(self._label_runs, classes.shape[0])
+        if "_stopped_by" in vars(self) and self._stopped_by not in STOPPED:
+            check.fail("_stopped_by", f"must be one of {', '.join(STOPPED)}")
         if "_class_weight" in vars(self):
             try:
                 check_stored(self._class_weight, classes.shape[0])

@@ -32,6 +32,14 @@ FIRST_KEY = "first"
 #: the key of the size each problem's hypothesis had after the last pass, where the
 #: passes end on its growth (``Passes._growth``), which other estimators never write
 GROWTH_KEY = "growth"
+#: the key of the rule that ended the passes (one of :data:`STOPPED`), written with
+#: ``"ended"``; checkpoints written before it lack it
+WHY_KEY = "why"
+#: why the passes of the last fit ended (``_stopped_by``): all ``max_iter`` made; a pass
+#: without correction; ``tol`` on the corrections; ``tol`` on the hypothesis's growth;
+#: the kernel estimators' noise rule (``Passes._noise_ratio``); the rows held out
+#: (``early_stopping``)
+STOPPED = ("max_iter", "quiet", "tol", "growth", "noise", "early_stopping")
 
 
 def noisy(made, first, ratio):
@@ -139,9 +147,10 @@ class Passes:
 
     def _made_passes(self, n):
         """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
-        name; 1 for partial_fit)."""
+        name; 1 for partial_fit). Why an earlier fit's passes ended no longer holds."""
         if self._counts_passes:
             self.n_iter_ = int(n)
+        self.__dict__.pop("_stopped_by", None)
 
     def _fresh_passes(self):
         """How a fit's passes went, for ``tol``: each problem's corrections when the
@@ -163,25 +172,38 @@ class Passes:
         growth = self._growth()
         if growth is None:
             r["ended"] = tol_ends(r, made, tol, n, self._patience)
+            why = "tol"
         else:
             # the hypothesis's size decides, in place of the corrections
             r["ended"] = growth_ends(r, growth, made, tol, self._patience)
+            why = "growth"
         r["at_start"] = counts
+        quiet = not np.any(made)
         validation = self.__dict__.get("_validation")
         if validation is not None:
             # early stopping: the held-out rows decide, in place of the corrections
-            r["ended"] = validation.after_pass(self) or not np.any(made)
+            r["ended"] = validation.after_pass(self) or quiet
             r["improving"] = False
+            self._ended_by(r, "quiet" if quiet else "early_stopping")
             return
         if self._noise_ratio is not None:
             first = r.get(FIRST_KEY)
             if r.get("epoch", 0) == 0:
                 r[FIRST_KEY] = made
-            elif first is not None and tol is not None:
+            elif first is not None and tol is not None and not r["ended"]:
                 # (a checkpoint written before the rule has no first pass's record)
-                r["ended"] |= noisy(made, first, self._noise_ratio)
-        if self._ends_when_quiet and not np.any(made):
+                if noisy(made, first, self._noise_ratio):
+                    # ended by a rule, not by running out: no more passes would help
+                    r["ended"], r["improving"], why = True, False, "noise"
+        if self._ends_when_quiet and quiet:
             r["ended"] = True  # every later pass would make no update either
+        self._ended_by(r, "quiet" if quiet else why)
+
+    @staticmethod
+    def _ended_by(r, why):
+        """Record in progress ``r`` which rule ended the passes, where they ended."""
+        if r["ended"]:
+            r[WHY_KEY] = why
 
     @property
     def _patience(self):
@@ -217,9 +239,11 @@ class Passes:
         return bool(np.all(r["fewest"] == 0))
 
     def _end_of_passes(self, r):
-        """``n_iter_`` (the passes ``r`` made), and the warning of passes that ran out
-        while they still improved."""
+        """``n_iter_`` (the passes ``r`` made), why they ended (``_stopped_by``, one of
+        :data:`STOPPED`), and the warning of passes that ran out while they still
+        improved."""
         self._made_passes(r["epoch"])
+        self._stopped_by = r.get(WHY_KEY, "tol") if r["ended"] else "max_iter"
         if self._ends_when_quiet and getattr(self, "tol", None) is None:
             if not self._reached_quiet(r) and r["epoch"] == self._max_iter:
                 warnings.warn(
@@ -280,6 +304,8 @@ class Passes:
             check.integer(r[SINCE_KEY], "_resume['since']", 0, 2**62)
         if r.get(FIRST_KEY) is not None:
             check.array(r[FIRST_KEY], "_resume['first']", np.int64, (C,), within=(0, 2**62))
+        if r.get(WHY_KEY) is not None and r[WHY_KEY] not in STOPPED:
+            check.fail("_resume['why']", f"must be one of {', '.join(STOPPED)}")
         if r.get(GROWTH_KEY) is not None:
             growth = check.array(r[GROWTH_KEY], "_resume['growth']", np.float64, (C,))
             if not np.all(np.isfinite(growth) & (growth >= 0)):

@@ -573,7 +573,9 @@ def _train(args) -> int:
             warm_up=args.warm_up,
             **_read_options(args, -1),
         )
-    except (FileNotFoundError, ImportError, InvalidParameterError, TypeError, ValueError) as exc:
+    except (FileNotFoundError, IsADirectoryError, ImportError, InvalidParameterError) as exc:
+        raise _UsageError(str(exc)) from None
+    except (TypeError, ValueError) as exc:  # bad parameters, bad data
         raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")
@@ -605,7 +607,7 @@ def _predict(args) -> int:
         if args.out:
             prepare_output(args.out, "the labels")
         labels = predict(args.model, args.data, **_read_options(args))
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, IsADirectoryError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     text = "".join(f"{label}\n" for label in labels)
     if args.out:
@@ -632,7 +634,7 @@ def _evaluate(args) -> int:
 
     try:
         result = evaluate(args.model, args.data, plot=args.plot, **_read_options(args))
-    except (FileNotFoundError, ImportError, ValueError) as exc:
+    except (FileNotFoundError, IsADirectoryError, ImportError, ValueError) as exc:
         raise _UsageError(str(exc)) from None
     if args.json:
         print(json.dumps(_strict_json(result), indent=2, allow_nan=False))
@@ -677,6 +679,7 @@ def main(argv=None) -> int:
         0 on success, 2 on a usage error, 1 when the run fails (e.g. an unwritable
         output path), 130 when interrupted.
     """
+    args = None
     try:
         parser = build_parser()
         try:
@@ -700,8 +703,26 @@ def main(argv=None) -> int:
         _say(f"error: {exc}")
         return 2
     except KeyboardInterrupt:
-        _say("interrupted (a reproduction resumes where it stopped when run again)")
+        _say(_interrupted(args))
         return 130
+
+
+def _interrupted(args):
+    """What a Ctrl-C of the command ``args`` left, and how to go on from it."""
+    command = getattr(args, "command", None)
+    if command == "reproduce":
+        return "interrupted (a reproduction resumes where it stopped when run again)"
+    if command == "train":
+        if getattr(args, "checkpoint", None):
+            return (
+                f"interrupted: the same command resumes from the last checkpoint written "
+                f"to {args.checkpoint}"
+            )
+        return (
+            "interrupted: nothing was saved, and training starts over when run again; "
+            "pass --checkpoint PATH to make it resumable"
+        )
+    return "interrupted"
 
 
 def _demo(args) -> int:

@@ -174,6 +174,12 @@ def _why_not_mixed(est):
     return None
 
 
+def _known_rows(a):
+    """The dask array ``a`` with the lengths of its row chunks known (computed where
+    they are not, as after a boolean mask)."""
+    return a.compute_chunk_sizes() if any(np.isnan(c) for c in a.chunks[0]) else a
+
+
 def _aligned_labels(y, X, da):
     """y as a 1-d dask array with X's row chunks (a numpy y is split along them)."""
     if not _is_dask(y):
@@ -190,11 +196,33 @@ def _aligned_labels(y, X, da):
     return y.rechunk((X.chunks[0],)) if y.chunks[0] != X.chunks[0] else y
 
 
-def _row_norms(X, p):
+def _row_norms(X, p, where=None):
     """The :class:`~marginkit._utils.Norms` of the rows of a chunk, validated as a fit
-    validates its rows."""
-    X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
+    validates its rows; ``where``: (shard, its first row in the data), which an error
+    of its values names, with the first row that holds a value that is not finite."""
+    try:
+        X = check_array(X, accept_sparse="csr", dtype=np.float64, order="C")
+    except ValueError as exc:
+        if where is None:
+            raise
+        shard, first = where
+        raise ValueError(f"{exc} (shard {shard}{_first_bad_row(X, first)})") from None
     return Norms.of(row_norms_p(_canonical(X), p))
+
+
+def _first_bad_row(X, first):
+    """``", row N"``: the first row of chunk ``X`` (row ``first`` of the data) holding a
+    value that is not finite, or ``""`` where none does (another fault)."""
+    try:
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+            bad = ~np.isfinite(np.asarray(X.data, dtype=np.float64))
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))[bad]
+        else:
+            rows = np.flatnonzero(~np.isfinite(np.asarray(X, dtype=np.float64)).all(axis=1))
+    except (TypeError, ValueError):  # values that are not numbers at all
+        return ""
+    return f", row {first + int(rows[0])}" if rows.size else ""
 
 
 def _labels_of(y):
@@ -942,6 +970,10 @@ class MixingClassifier(_Wrapper):
         dask, da = _dask()
         est = self._checked_estimator()
         X = _blocks(X)
+        if _is_dask(y):
+            # rows selected by a mask (X[mask]) have chunks of unknown length: computed
+            # once persisted, before the numbers of rows are compared
+            X, y = (_known_rows(a) for a in dask.persist(X, y))
         y = _aligned_labels(y, X, da)
         X, y = dask.persist(X, y)
         if any(np.isnan(c) for c in X.chunks[0]):
@@ -964,8 +996,12 @@ class MixingClassifier(_Wrapper):
             classes = unique_labels(classes)
         check_two_classes(classes)
 
+        starts = np.concatenate([[0], np.cumsum(rows)[:-1]])
+
         def norms(p):
-            return sum(dask.compute(*[dask.delayed(_row_norms)(b, p) for b in xs]), Norms())
+            where = [(k, int(start)) for k, start in enumerate(starts)]
+            found = [dask.delayed(_row_norms)(b, p, at) for b, at in zip(xs, where, strict=True)]
+            return sum(dask.compute(*found), Norms())
 
         work = [(_shard_epoch, (xb, yb)) for xb, yb in zip(xs, ys, strict=True)]
         summary = DataSummary(X.shape[1], sp.issparse(X._meta), norms, None)

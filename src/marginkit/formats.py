@@ -203,12 +203,21 @@ def _read_only(view):
     return view
 
 
+def checked_file(path):
+    """``path`` as a :class:`~pathlib.Path` to a data file: IsADirectoryError for a
+    directory, FileNotFoundError where nothing is."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a directory, not a data file: give one of its files")
+    if not path.is_file():
+        raise FileNotFoundError(f"no data file at {path}")
+    return path
+
+
 def _source_blocks(source, block_size):
     """Blocks of a path, of bytes, or of a binary file object (see :func:`_blocks`)."""
     if _is_path(source):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"no data file at {path}")
+        path = checked_file(source)
         compressed = path.suffix.lower() in (".gz", ".bz2", ".xz")
         with _open(path) as f:
             yield from _blocks(
@@ -1381,8 +1390,7 @@ def read_file(
         block_size = block_size or BLOCK_SIZE
         X, y, _, based = _read_svmlight(path, n_features, zero_based, False, labels, block_size)
         return Dataset(X, y, fmt, based)
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"no data file at {path}")
+    checked_file(path)
     X, y = read_csv(
         path,
         label_column=label_column,
@@ -1438,6 +1446,8 @@ def iter_chunks(
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size}")
+    if _is_path(path):
+        checked_file(path)  # now, not when the first chunk is asked for
     fmt = data_format(path, fmt)
     if fmt == "svmlight":
         if not isinstance(zero_based, bool):
@@ -1448,7 +1458,6 @@ def iter_chunks(
         block_size = block_size or BLOCK_SIZE
         return _svmlight_chunks(path, int(chunk_size), n_features, zero_based, labels, block_size)
     _check_label_column(label_column)
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"no data file at {path}")
+    checked_file(path)
     block_size = block_size or CSV_BLOCK_SIZE
     return _csv_chunks(path, int(chunk_size), label_column, skip_header, block_size)

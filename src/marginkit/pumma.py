@@ -25,7 +25,7 @@ from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
-from ._passes import GROWTH_KEY, PASS_KEYS, ended_early
+from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, ended_early
 from ._registry import trusted_type
 from ._utils import user_level
 from ._weights import CLASS_WEIGHT_DOC
@@ -151,8 +151,10 @@ def _end_of_fit(est, r):
     est._update_counts()
     est.converged_ = bool(r["done"])
     if est.converged_:
+        est._stopped_by = "quiet"
         return
     if est.tol is None:
+        est._stopped_by = "max_iter"
         _warn_not_converged(est)
     else:
         est._end_of_passes({**r, "epoch": est.n_epochs_})
@@ -449,7 +451,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS, GROWTH_KEY))
+        check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slacks = resume["slacks"]
@@ -720,7 +722,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _check_progress(self, resume, n):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
-        check.attributes(resume, "_resume", names, ("order", "changes", *PASS_KEYS, GROWTH_KEY))
+        check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
         _check_tol_record(self, resume)
         slack = resume["slack"]
@@ -892,6 +894,10 @@ def _end_of_partial_fit(est, changes):
     est.n_epochs_ += 1
     est.converged_ = bool(changes == 0)
     est._update_counts()
+
+
+#: the keys a checkpoint's progress of PUMMA's epochs may hold besides its own
+PROGRESS_OPTIONAL = ("order", "changes", *PASS_KEYS, GROWTH_KEY, WHY_KEY)
 
 
 def _check_tol_record(est, resume):

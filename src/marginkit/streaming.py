@@ -37,13 +37,12 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from ._utils import DataSummary, Norms, row_norms_p
-from .formats import data_format, iter_chunks
+from .formats import checked_file, data_format, iter_chunks
 
 __all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
 
@@ -243,9 +242,7 @@ class FileStream:
         progress=None,
         prefetch=True,
     ):
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise FileNotFoundError(f"no data file at {self.path}")
+        self.path = checked_file(path)
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
         if chunk_size < 1:

@@ -39,7 +39,7 @@ from . import (
     ROMMAClassifier,
 )
 from ._files import prepare_output
-from .formats import data_format, input_format, read_file
+from .formats import checked_file, data_format, input_format, read_file
 from .persistence import load, save
 
 #: The estimators ``marginkit train`` knows, by the name it takes.
@@ -92,9 +92,7 @@ def read_data(path, fmt=None, **options):
 def _read_dataset(path, fmt=None, **options):
     """A :class:`marginkit.formats.Dataset`, its errors naming the file; integral
     labels as int64."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no data file at {path}")
+    path = checked_file(path)
     fmt = data_format(path, fmt)
     try:
         data = read_file(path, fmt, **options)
@@ -382,6 +380,32 @@ def _train_mixed(data, name, est, model, cluster, reading, mixed):
     )
 
 
+#: what ended the passes, by the rule an estimator recorded (``_stopped_by``, one of
+#: :data:`marginkit._passes.STOPPED`), from its parameters
+_STOPPED_BY = {
+    "max_iter": lambda p: "max_iter reached",
+    "quiet": lambda p: "a pass without update",
+    "tol": lambda p: (
+        f"corrections stopped falling (tol={p['tol']:g}"
+        + (
+            f", n_iter_no_change={p['n_iter_no_change']})"
+            if (p.get("n_iter_no_change") or 1) > 1 and not p.get("early_stopping")
+            else ")"
+        )
+    ),
+    "growth": lambda p: f"the hypothesis stopped growing (tol={p['tol']:g})",
+    "noise": lambda p: (
+        "noisy data: a pass made at least 0.85 times the first pass's corrections in "
+        "every problem, and more passes would memorise the noise (tol=None makes "
+        "max_iter passes)"
+    ),
+    "early_stopping": lambda p: (
+        f"the rows held out stopped improving (early_stopping, n_iter_no_change="
+        f"{p.get('n_iter_no_change')}; the best pass's model kept)"
+    ),
+}
+
+
 def passes_made(est, last_pass=None):
     """How many passes over its training data a fitted estimator made, and why they
     stopped; a dict of ``n_passes`` (an int) and ``stopped`` (a sentence).
@@ -414,8 +438,11 @@ def passes_made(est, last_pass=None):
     tol = est.get_params().get("tol")
     converged = getattr(est, "converged_", None)
     held_out = est.get_params().get("early_stopping", False)
+    stopped_by = vars(est).get("_stopped_by")
     if max_iter == 1:
         reason = "one pass asked (max_iter=1)"
+    elif stopped_by is not None:
+        reason = _STOPPED_BY[stopped_by](est.get_params())
     elif held_out and int(n_iter.max()) < (max_iter or 0) and last_pass != 0:
         patience = est.get_params().get("n_iter_no_change")
         reason = (
