@@ -410,16 +410,18 @@ def passes_made(est, last_pass=None):
     """How many passes over its training data a fitted estimator made, and why they
     stopped; a dict of ``n_passes`` (an int) and ``stopped`` (a sentence).
 
-    The reasons are those of :meth:`fit`: ``"one pass asked (max_iter=1)"``,
-    ``"a pass without update"`` (the hypothesis can no longer change),
-    ``"corrections stopped falling (tol=...)"`` (a pass made no fewer corrections than
-    the best earlier one by more than ``tol * n_samples``, or, for a kernel estimator, at
-    least 0.85 times the first pass's in every problem), ``"the rows held out stopped
-    improving (...)"`` (``early_stopping``) and ``"max_iter reached"``.
+    The reasons are those of :meth:`fit`, which the model records: ``"one pass asked
+    (max_iter=1)"``, ``"a pass without update"`` (the hypothesis can no longer change),
+    ``"corrections stopped falling (tol=..., n_iter_no_change=...)"`` (that many passes
+    made no fewer corrections than the best earlier one by more than ``tol *
+    n_samples``), ``"the hypothesis stopped growing (tol=...)"`` (the soft margins),
+    ``"noisy data: ..."`` (a kernel estimator's pass made at least 0.85 times the first
+    pass's corrections in every problem), ``"the rows held out stopped improving
+    (...)"`` (``early_stopping``) and ``"max_iter reached"``.
     ``last_pass``: the corrections of the last pass where they were counted (see
-    :func:`train`); without them, a model that ``tol`` stopped before ``max_iter``
-    says ``"tol ended them (tol=...): the corrections stopped falling, or a pass made
-    none"`` (the model does not record which), unless it records that it converged
+    :func:`train`); without them and without the record (a model saved before it), a
+    model that ``tol`` stopped before ``max_iter`` says ``"tol ended them (tol=...):
+    the corrections stopped falling, or a pass made none"``, unless it records that it converged
     (PUMMA and the margin Perceptron: ``converged_``). A stream reads its file once
     per pass.
 
