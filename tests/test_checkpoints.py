@@ -311,3 +311,27 @@ def test_default_checkpoints_cost_a_small_share_of_training(tmp_path, monkeypatc
     finished = marginkit.load(path)
     assert finished._resume["epoch"] == 40
     same_model(make().fit(X, y, checkpoint=path), make().fit(X, y), X)
+
+
+def test_the_first_write_does_not_hold_back_the_next():
+    """The throttle keeps writing to about 5% of the time, judged by the writes after
+    the first, whose cost is a one-time warm-up: a slow first write is followed at the
+    next call by another, and that one's cost spaces the rest."""
+    from marginkit._checkpoints import Throttled
+
+    costs = iter([0.2, 0.02, 0.02, 0.02])
+    written = []
+
+    def write():
+        time.sleep(next(costs))
+        written.append(time.perf_counter())
+
+    throttled = Throttled(write)
+    throttled()  # the warm-up
+    throttled()  # written at once: the warm-up's 0.2 s would have held it 4 s
+    assert len(written) == 2 and not throttled.pending
+    throttled()  # within 20 x 0.02 s of the last: held
+    assert len(written) == 2 and throttled.pending
+    time.sleep(0.45)
+    throttled()
+    assert len(written) == 3 and not throttled.pending
