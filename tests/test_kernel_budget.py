@@ -236,6 +236,25 @@ def test_a_resumed_budgeted_fit_is_the_uninterrupted_one(tmp_path, rule):
     np.testing.assert_array_equal(resumed.decision_function(X), plain.decision_function(X))
 
 
+def test_checkpoints_change_a_projections_model_only_in_its_rounding(tmp_path):
+    """What is exact, and what is not: ``"project"`` carries the inverse of the store's
+    Gram matrix between checkpoints and makes it anew at each, so a fit with
+    checkpoints rounds otherwise than one without (and than one with other
+    checkpoints); the models then agree to rounding and predict alike. A resumed fit is
+    bit for bit the uninterrupted fit with the same checkpoints (above)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1200, 12))  # a well-conditioned store (README: a singular one)
+    y = (X @ rng.normal(size=12) + rng.normal(scale=0.8, size=1200) > 0).astype(int)
+    params = {"shuffle": False, "gamma": 0.2, "max_iter": 2, "tol": None, "budget": 120}
+    plain = KernelALMAClassifier(**params, budget_rule="project").fit(X, y)
+    ckpt = KernelALMAClassifier(**params, budget_rule="project").fit(
+        X, y, checkpoint=tmp_path / "c.skops", checkpoint_every=256
+    )
+    a, b = ckpt.decision_function(X), plain.decision_function(X)
+    assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
+    np.testing.assert_array_equal(ckpt.predict(X), plain.predict(X))
+
+
 def test_a_merge_with_no_partner_projects_instead():
     """Rows so far apart that every kernel value between two of them underflows to 0:
     no merge keeps anything, and the step projects instead, as the reference does."""
