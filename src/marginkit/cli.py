@@ -573,9 +573,14 @@ def _train(args) -> int:
             warm_up=args.warm_up,
             **_read_options(args, -1),
         )
-    except (FileNotFoundError, IsADirectoryError, ImportError, InvalidParameterError) as exc:
-        raise _UsageError(str(exc)) from None
-    except (TypeError, ValueError) as exc:  # bad parameters, bad data
+    except (
+        FileNotFoundError,
+        IsADirectoryError,
+        ImportError,
+        InvalidParameterError,
+        TypeError,
+        ValueError,
+    ) as exc:
         raise _UsageError(str(exc)) from None
     except OSError as exc:
         _say(f"error: {exc}")

@@ -970,15 +970,13 @@ class MixingClassifier(_Wrapper):
         dask, da = _dask()
         est = self._checked_estimator()
         X = _blocks(X)
-        if _is_dask(y):
-            # rows selected by a mask (X[mask]) have chunks of unknown length: computed
-            # once persisted, before the numbers of rows are compared
-            X, y = (_known_rows(a) for a in dask.persist(X, y))
+        # rows selected by a mask (X[mask]) have chunks of unknown length: computed once
+        # persisted, before the numbers of rows are compared
+        X, y = dask.persist(X, y)
+        X = _known_rows(X)
+        y = _known_rows(y) if _is_dask(y) else y
         y = _aligned_labels(y, X, da)
         X, y = dask.persist(X, y)
-        if any(np.isnan(c) for c in X.chunks[0]):
-            X = X.compute_chunk_sizes()
-            y = y.rechunk((X.chunks[0],))
         rows = [int(c) for c in X.chunks[0]]
         xs = [b for b, n in zip(X.to_delayed().ravel(), rows, strict=True) if n > 0]
         ys = [b for b, n in zip(y.to_delayed().ravel(), rows, strict=True) if n > 0]

@@ -436,31 +436,27 @@ def passes_made(est, last_pass=None):
     if n_iter.size > 1:
         out["passes_per_problem"] = [int(n) for n in n_iter]
     # (the value given under a former name of max_iter, where one was)
-    max_iter = getattr(est, "_max_iter", est.get_params().get("max_iter"))
-    tol = est.get_params().get("tol")
+    params = est.get_params()
+    max_iter = getattr(est, "_max_iter", params.get("max_iter"))
+    tol = params.get("tol")
     converged = getattr(est, "converged_", None)
-    held_out = est.get_params().get("early_stopping", False)
+    held_out = params.get("early_stopping", False)
     stopped_by = vars(est).get("_stopped_by")
     if max_iter == 1:
         reason = "one pass asked (max_iter=1)"
     elif stopped_by is not None:
-        reason = _STOPPED_BY[stopped_by](est.get_params())
+        reason = _STOPPED_BY[stopped_by](params)
+    # a model that does not record why (the margin Perceptron, one saved before it)
     elif held_out and int(n_iter.max()) < (max_iter or 0) and last_pass != 0:
-        patience = est.get_params().get("n_iter_no_change")
-        reason = (
-            f"the rows held out stopped improving (early_stopping, n_iter_no_change="
-            f"{patience}; the best pass's model kept)"
-        )
+        reason = _STOPPED_BY["early_stopping"](params)
     elif converged:
-        reason = "a pass without update"
+        reason = _STOPPED_BY["quiet"](params)
     elif int(n_iter.max()) >= (max_iter or 0):
-        reason = "max_iter reached"
-    elif last_pass == 0:
-        reason = "a pass without update"
-    elif tol is None:  # only a pass without update ends them early then
-        reason = "a pass without update"
+        reason = _STOPPED_BY["max_iter"](params)
+    elif last_pass == 0 or tol is None:  # tol None: only a pass without update ends early
+        reason = _STOPPED_BY["quiet"](params)
     elif converged is not None or last_pass is not None:
-        reason = f"corrections stopped falling (tol={tol:g})"
+        reason = _STOPPED_BY["tol"](params)
     else:
         reason = (
             f"tol ended them (tol={tol:g}): the corrections stopped falling, or a pass made none"
