@@ -608,45 +608,53 @@ def kernel_matrix(kernel, A, B, gamma=1.0, degree=3, coef0=1.0, normalize=False,
     return K
 
 
-def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0, weights=None):
+def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0, weights=None, lam=0.0, stream=False):
     """Perceptron or (aggressive) ROMMA on the training Gram matrix K, one trial at a time.
 
-    Every hypothesis is a coefficient vector beta over the training rows,
-    w = sum_j beta_j phi(x_j); ||w||^2 = beta K beta is computed from its definition.
-    ``rule``: "perceptron", "romma" or "aggressive" (on y w . phi(x) < 1 - delta).
-    A row of weight c (``weights``) adds ``c y phi(x)`` (the Perceptron), or scales the
-    new example's term of ROMMA's ``a w + b y phi(x)`` to ``c b``.
-    Returns (hypotheses, counts).
+    Every hypothesis is a coefficient vector over the trials, w = sum_t beta_t
+    phi~(x_t); ||w||^2 = beta Kt beta is computed from its definition, Kt the Gram
+    matrix of the trials. ``rule``: "perceptron", "romma" or "aggressive" (on
+    y w . phi(x) < 1 - delta). A row of weight c (``weights``) adds ``c y phi(x)``
+    (the Perceptron), or scales the new example's term of ROMMA's ``a w + b y phi(x)``
+    to ``c b``. ``lam > 0``: ROMMA's 2-norm soft margin, written out: every example is
+    ``(phi(x), sqrt(lam / c) e_j)`` with a coordinate j of its own, one per row for all
+    passes, or with ``stream``, one per trial, so that Kt adds lam / c between two
+    trials of one example.
+    Returns (hypotheses, counts), each hypothesis as coefficients of the rows of K.
     """
     n = K.shape[0]
     c = _weights(weights, n)
-    beta = np.zeros(n)
-    hyps, counts = [beta], [0]
-    for e in range(max_iter):
-        for t in range(n):
-            x2 = K[t, t]
-            if x2 > 0:
-                m = y[t] * (beta @ K[:, t])
-                thr = 1.0 - delta if rule == "aggressive" else 0.0
-                scale = _terms(beta, K[:, t]) + abs(thr)
-                _decision(f"kernel {rule} pass {e}, trial {t}", m, thr, scale)
-                if (m < 1.0 - delta) if rule == "aggressive" else (m <= 0.0):
-                    if rule == "perceptron":
-                        beta = beta.copy()
-                        beta[t] += c[t] * y[t]
+    rows = np.tile(np.arange(n), max_iter)  # the row of each trial
+    Kt = K[np.ix_(rows, rows)]
+    if lam > 0:
+        same = np.eye(rows.size, dtype=bool) if stream else rows[:, None] == rows[None, :]
+        Kt = Kt + same * (lam / c[rows])[None, :]
+    beta = np.zeros(rows.size)  # a coefficient per trial
+    hyps, counts = [np.zeros(n)], [0]
+    for t, r in enumerate(rows):
+        if K[r, r] > 0:
+            x2 = Kt[t, t]
+            m = y[r] * (beta @ Kt[:, t])
+            thr = 1.0 - delta if rule == "aggressive" else 0.0
+            scale = _terms(beta, Kt[:, t]) + abs(thr)
+            _decision(f"kernel {rule} pass {t // n}, trial {r}", m, thr, scale)
+            if (m < 1.0 - delta) if rule == "aggressive" else (m <= 0.0):
+                if rule == "perceptron":
+                    beta = beta.copy()
+                    beta[t] += c[r] * y[r]
+                else:
+                    W = beta @ Kt @ beta
+                    fresh = np.zeros(rows.size)
+                    fresh[t] = y[r] / x2
+                    if W == 0.0 or m >= x2 * W:
+                        beta = c[r] * fresh
                     else:
-                        W = beta @ K @ beta
-                        fresh = np.zeros(n)
-                        fresh[t] = y[t] / x2
-                        if W == 0.0 or m >= x2 * W:
-                            beta = c[t] * fresh
-                        else:
-                            # both constraints bind: w' = a w + b y phi(x_t)
-                            a, b = np.linalg.solve([[W, m], [m, x2]], [W, 1.0])
-                            beta = a * beta + c[t] * b * x2 * fresh
-                    hyps.append(beta)
-                    counts.append(0)
-            counts[-1] += 1
+                        # both constraints bind: w' = a w + b y phi~(x_t)
+                        a, b = np.linalg.solve([[W, m], [m, x2]], [W, 1.0])
+                        beta = a * beta + c[r] * b * x2 * fresh
+                hyps.append(np.bincount(rows, weights=beta, minlength=n))
+                counts.append(0)
+        counts[-1] += 1
     return hyps, counts
 
 
@@ -801,6 +809,7 @@ def budgeted_kernel_fit(
     delta=0.0,
     ridge=1e-8,
     golden=60,
+    lam=0.0,
 ):
     """Kernel ALMA_2 (``rule="alma"``), the kernel Perceptron or (aggressive) ROMMA on
     one store of at most ``budget`` support vectors, shared by the one-vs-rest problems,
@@ -832,6 +841,12 @@ def budgeted_kernel_fit(
       a vector with no partner of kernel value above 0 is left, and what no merge
       took is projected.
 
+    ROMMA's soft margin (``lam > 0``) gives every example a coordinate of its own,
+    holding sqrt(lam), for all passes: ``Z[t, c]``, the coefficients of the
+    hypothesis on example t's, enters the margin of t (``lam Z[t, c]``) and the norm
+    (``lam ||Z[:, c]||^2``), never a prediction; a maintenance step that removes or
+    merges vectors sets Z to 0 (the hypothesis goes on from what the store holds).
+
     Returns ``scores(X_test, output)`` for ``"last"`` and ``"avg"``, and the state
     ``(rows, W, avg, n_trials, corrections)``.
     """
@@ -859,6 +874,7 @@ def budgeted_kernel_fit(
     entries = 0
     k = np.ones(P, dtype=int)
     trials = 0
+    Z = np.zeros((n, P))  # the soft margin's coordinates of the examples
 
     def gram():
         return np.array([[kv(a, b) for b in rows] for a in rows])
@@ -888,6 +904,7 @@ def budgeted_kernel_fit(
         entries = len(rows)
         if entries <= budget - step:
             return
+        Z[:] = 0.0
         K = gram()
         both = np.hstack([W, avg])
         U = weighted(both, K)
@@ -947,13 +964,15 @@ def budgeted_kernel_fit(
         for t in range(n):
             x = X[t]
             x2 = self_value(x)
+            live = x2 > 0
+            x2 += lam
             kx = np.array([kv(r, x) for r in rows])
             stored = False
             j = ids.index(t) if t in ids else None
             for c in range(P):
-                if x2 <= 0:
+                if not live:
                     continue
-                f = W[:, c] @ kx
+                f = W[:, c] @ kx + lam * Z[t, c]
                 m_ = targets[t, c] * f
                 if rule == "alma":
                     thr = (1 - alpha) * B / np.sqrt(k[c])
@@ -965,7 +984,7 @@ def budgeted_kernel_fit(
                     f"budgeted {rule} pass {e}, trial {t}, problem {c}",
                     m_,
                     thr,
-                    _terms(W[:, c], kx) + abs(thr),
+                    _terms(W[:, c], kx) + lam * abs(Z[t, c]) + abs(thr),
                 )
                 update = m_ < thr if rule == "aggressive" else m_ <= thr
                 if not update:
@@ -990,14 +1009,19 @@ def budgeted_kernel_fit(
                     W[j, c] += yt
                 else:
                     K = gram()
-                    Wn = W[:, c] @ K @ W[:, c]
+                    Wn = W[:, c] @ K @ W[:, c] + lam * Z[:, c] @ Z[:, c]
                     if Wn == 0.0 or m_ >= x2 * Wn:
-                        W[:, c] = 0.0  # only the new constraint binds: w' = y x / K(x, x)
-                        W[j, c] = yt / x2
+                        # only the new constraint binds: w' = y x / K(x, x)
+                        W[:, c] = 0.0
+                        Z[:, c] = 0.0
+                        W[j, c] = Z[t, c] = yt / x2
                     else:
                         a_, b_ = np.linalg.solve([[Wn, m_], [m_, x2]], [Wn, 1.0])
                         W[:, c] *= a_
+                        Z[:, c] *= a_
                         W[j, c] += b_ * yt
+                        if lam > 0:
+                            Z[t, c] += b_ * yt
                 k[c] += 1
             trials += 1
             avg += W

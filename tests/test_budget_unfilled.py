@@ -23,10 +23,15 @@ from marginkit._core.budget import RULES
 ESTIMATORS = {
     "alma": (KernelALMAClassifier, {"fit_intercept": False}),
     "perceptron": (KernelPerceptronClassifier, {"fit_intercept": False}),
-    "romma": (KernelROMMAClassifier, {"fit_intercept": False}),
+    "romma": (KernelROMMAClassifier, {"aggressive": False, "lam": 0.0, "fit_intercept": False}),
+    # the soft margin: each row's coordinate kept across the passes, as without a budget
+    "romma-soft": (
+        KernelROMMAClassifier,
+        {"aggressive": False, "lam": 0.02, "fit_intercept": False},
+    ),
     "aggressive": (
         KernelROMMAClassifier,
-        {"aggressive": True, "delta": 0.5, "fit_intercept": False},
+        {"aggressive": True, "delta": 0.5, "lam": 0.0, "fit_intercept": False},
     ),
 }
 

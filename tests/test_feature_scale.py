@@ -152,7 +152,13 @@ ESTIMATORS = {
         0,
     ),
     "kernel romma linear": (
-        lambda c: KernelROMMAClassifier(shuffle=False, kernel="linear", max_iter=2),
+        lambda c: KernelROMMAClassifier(shuffle=False, kernel="linear", lam=0.0, max_iter=2),
+        -1,
+    ),
+    "kernel romma linear lam": (
+        lambda c: KernelROMMAClassifier(
+            shuffle=False, kernel="linear", lam=0.5 * c * c, max_iter=2, tol=None
+        ),
         -1,
     ),
     "kernel pumma linear lam": (

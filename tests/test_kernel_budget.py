@@ -25,10 +25,19 @@ from marginkit._core.budget import RULES, default_step
 ESTIMATORS = {
     "alma": (KernelALMAClassifier, {"fit_intercept": False}, True),
     "perceptron": (KernelPerceptronClassifier, {"fit_intercept": False}, False),
-    "romma": (KernelROMMAClassifier, {"fit_intercept": False}, False),
+    "romma": (
+        KernelROMMAClassifier,
+        {"aggressive": False, "lam": 0.0, "fit_intercept": False},
+        False,
+    ),
+    "romma-soft": (
+        KernelROMMAClassifier,
+        {"aggressive": False, "lam": 0.3, "fit_intercept": False},
+        False,
+    ),
     "aggressive": (
         KernelROMMAClassifier,
-        {"aggressive": True, "delta": 0.5, "fit_intercept": False},
+        {"aggressive": True, "delta": 0.5, "lam": 0.0, "fit_intercept": False},
         False,
     ),
 }
@@ -50,6 +59,7 @@ def _cases():
     """Every estimator and rule on two classes; on three, two in ``make test`` and the
     rest (a few seconds each in the reference) in ``make test-all``."""
     quick = {("alma", "project"), ("romma", "merge"), ("perceptron", "project_new")}
+    quick.add(("romma-soft", "project"))
     for n_classes in (2, 3):
         for name in sorted(ESTIMATORS):
             for rule in RULES:
@@ -79,12 +89,12 @@ def test_equals_the_reference(name, rule, n_classes):
         block_size=16,
         **params,
     ).fit(X, y)
-    ref_params = {"delta": params.get("delta", 0.0)}
+    ref_params = {"delta": params.get("delta", 0.0), "lam": params.get("lam", 0.0)}
     with tie_free(1e-6):
         scores, (rows, W, avg, trials, corrections) = budgeted_kernel_fit(
             X,
             y,
-            name,
+            name.split("-")[0],
             budget,
             rule,
             default_step(budget),

@@ -46,9 +46,11 @@ KERNELS = [
 
 RULES = {
     "perceptron": (KernelPerceptronClassifier, {}),
-    "romma": (KernelROMMAClassifier, {}),
-    "aggressive": (KernelROMMAClassifier, {"aggressive": True}),
-    "aggressive-delta": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.3}),
+    "romma": (KernelROMMAClassifier, {"aggressive": False, "lam": 0.0}),
+    "romma-soft": (KernelROMMAClassifier, {"aggressive": False, "lam": 0.4}),
+    "aggressive": (KernelROMMAClassifier, {"aggressive": True, "lam": 0.0}),
+    "aggressive-soft": (KernelROMMAClassifier, {"aggressive": True, "lam": 0.4}),
+    "aggressive-delta": (KernelROMMAClassifier, {"aggressive": True, "delta": 0.3, "lam": 0.0}),
 }
 
 
@@ -76,6 +78,7 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
     K = kernel_matrix(kernel, X, X, normalize=normalize, **kargs)
     K_test = kernel_matrix(kernel, X_test, X, normalize=normalize, **kargs)
     ref = {"rule": rule.split("-")[0], "delta": params.get("delta", 0.0)}
+    ref["lam"] = params.get("lam", 0.0)  # the soft margin: a coordinate per row
     targets = ovr_targets(y, np.unique(y))
 
     def runs_of(passes):
@@ -106,15 +109,19 @@ def test_matches_reference(rule, kernel, kw, n_classes, normalize):
             )
 
 
-def test_aggressive_romma_forgets_and_stays_exact():
+@pytest.mark.parametrize("lam", [0.0, 0.5])
+def test_aggressive_romma_forgets_and_stays_exact(lam):
+    """The linear kernel gives the linear form's corrections and outputs, with the soft
+    margin too (a row's coordinate kept across the passes in both)."""
     X, y = varied_norms(80, 3, 2, seed=5)
     with tie_free():
-        runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=3)
+        runs, _ = linear_fit(romma_binary, X, y, aggressive=True, max_iter=3, lam=lam)
         linear_scores(runs, X, "voted")
     clf = KernelROMMAClassifier(
         fit_intercept=False,
         shuffle=False,
         aggressive=True,
+        lam=lam,
         kernel="linear",
         max_iter=3,
         tol=None,
@@ -122,11 +129,12 @@ def test_aggressive_romma_forgets_and_stays_exact():
         output="last",
     )
     clf.fit(X, y)
-    assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
+    if lam == 0:
+        assert clf._kstate.reset[: clf._kstate.m].sum() > 1  # forgot more than at the start
     linear = ROMMAClassifier(
         shuffle=False,
         aggressive=True,
-        lam=0.0,
+        lam=lam,
         max_iter=3,
         tol=None,
         keep_corrections=True,
@@ -160,11 +168,17 @@ def test_linear_kernel_equals_linear_perceptron(sparse):
     np.testing.assert_allclose(kern.dual_coef_ @ kern.support_vectors_, lin.coef_, atol=1e-9)
 
 
-def test_scale_folds_keep_kernel_romma_exact():
+@pytest.mark.parametrize("lam", [0.0, 1.0])
+def test_scale_folds_keep_kernel_romma_exact(lam):
+    """Folding the scale into the coefficients (the soft margin's row sums with them)
+    changes no correction and no output."""
     X, y = varied_norms(70, 4, 3, seed=8)
     K = kernel_matrix("rbf", X, X, gamma=0.3)
     with tie_free():
-        runs = [kernel_family_binary(K, t, "romma", max_iter=2) for t in ovr_targets(y, [0, 1, 2])]
+        runs = [
+            kernel_family_binary(K, t, "romma", max_iter=2, lam=lam)
+            for t in ovr_targets(y, [0, 1, 2])
+        ]
         kernel_family_scores(runs, K, "voted")
 
     class Folding(KernelROMMAClassifier):
@@ -172,10 +186,10 @@ def test_scale_folds_keep_kernel_romma_exact():
             super()._initialise(data)
             self._fold_below = 0.97
 
-    plain = KernelROMMAClassifier(
-        shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, block_size=9, output="last"
-    ).fit(X, y)
-    folded = Folding(shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, block_size=9).fit(X, y)
+    kw = {"shuffle": False, "kernel": "rbf", "gamma": 0.3, "max_iter": 2, "lam": lam}
+    plain = KernelROMMAClassifier(block_size=9, output="last", fit_intercept=False, **kw)
+    plain.fit(X, y)
+    folded = Folding(block_size=9, fit_intercept=False, **kw).fit(X, y)
     assert plain.n_corrections_ == folded.n_corrections_
     for output in ["last", "avg", "voted"]:
         plain.set_params(output=output)
@@ -188,13 +202,10 @@ def test_cache_off_gives_the_same_model():
     K = kernel_matrix("rbf", X, X, gamma=1 / (X.shape[1] * X.var()))  # gamma="scale"
     with tie_free():
         for t in ovr_targets(y, [0, 1, 2]):
-            kernel_family_binary(K, t, "aggressive", max_iter=3)
-    a = KernelROMMAClassifier(
-        shuffle=False, aggressive=True, max_iter=3, cache_size=0, block_size=10, output="last"
-    ).fit(X, y)
-    b = KernelROMMAClassifier(
-        shuffle=False, aggressive=True, max_iter=3, block_size=10, output="last"
-    ).fit(X, y)
+            kernel_family_binary(K, t, "aggressive", max_iter=3, lam=1.0)
+    kw = {"shuffle": False, "aggressive": True, "max_iter": 3, "fit_intercept": False}
+    a = KernelROMMAClassifier(cache_size=0, block_size=10, output="last", **kw).fit(X, y)
+    b = KernelROMMAClassifier(block_size=10, output="last", **kw).fit(X, y)
     assert a.n_corrections_ == b.n_corrections_
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), rtol=1e-10)
 
@@ -203,7 +214,7 @@ def test_sparse_input():
     X, y = make_blobs_pm(n=80, d=6, n_classes=2, seed=1, sparse_density=0.5)
     K = kernel_matrix("poly", X, X, gamma=0.5, degree=2)
     with tie_free():
-        kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "romma")
+        kernel_family_binary(K, ovr_targets(y, [0, 1])[0], "romma", lam=1.0)
     dense = KernelROMMAClassifier(
         shuffle=False, kernel="poly", degree=2, gamma=0.5, output="last", max_iter=1
     ).fit(X.toarray(), y)
@@ -218,8 +229,8 @@ def test_sparse_input():
 @pytest.mark.parametrize(
     "cls, params",
     [
-        (KernelROMMAClassifier, {"fit_intercept": False}),
-        (KernelROMMAClassifier, {"aggressive": True, "fit_intercept": False}),
+        (KernelROMMAClassifier, {"fit_intercept": False, "lam": 0.0}),
+        (KernelROMMAClassifier, {"aggressive": True, "fit_intercept": False, "lam": 0.0}),
         (KernelPUMMAClassifier, {}),
     ],
 )
@@ -238,15 +249,19 @@ def test_gaussian_diagonal_is_exact_at_any_gamma(cls, params, kernel):
     assert clf.n_corrections_ >= X.shape[0] // 2
 
 
-def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass():
+@pytest.mark.parametrize("lam", [0.0, 0.3])
+def test_kernel_aggressive_romma_with_delta_ends_at_a_quiet_pass(lam):
     """With delta > 0 kernel ROMMA's fit ends at its first pass without an update, the
-    pass of the linear form with the linear kernel."""
+    pass of the linear form with the linear kernel (with the soft margin too)."""
     X, y = make_blobs_pm(n=120, d=4, n_classes=2, seed=3)
     params = {"aggressive": True, "delta": 0.1, "tol": None, "max_iter": 5000, "shuffle": False}
-    linear = ROMMAClassifier(fit_intercept=False, lam=0.0, **params).fit(X, y)
+    params["lam"] = lam
+    linear = ROMMAClassifier(fit_intercept=False, **params).fit(X, y)
     kernel = KernelROMMAClassifier(kernel="linear", fit_intercept=False, **params).fit(X, y)
     with tie_free():  # the passes both made, replayed
-        linear_fit(romma_binary, X, y, aggressive=True, delta=0.1, max_iter=linear.n_iter_)
+        linear_fit(
+            romma_binary, X, y, aggressive=True, delta=0.1, max_iter=linear.n_iter_, lam=lam
+        )
     assert 1 < kernel.n_iter_ == linear.n_iter_ < 5000
     assert kernel.n_corrections_ == linear.n_corrections_
     np.testing.assert_allclose(kernel.decision_function(X), linear.decision_function(X))

@@ -80,14 +80,15 @@ def test_the_linear_kernel_with_a_bias_is_the_linear_perceptron_with_one(scaling
 
 
 @pytest.mark.parametrize(
-    "cls,rule",
+    "cls,rule,lam",
     [
-        (KernelPerceptronClassifier, "perceptron"),
-        (KernelROMMAClassifier, "romma"),
-        (KernelROMMAClassifier, "aggressive"),
+        (KernelPerceptronClassifier, "perceptron", 0.0),
+        (KernelROMMAClassifier, "romma", 0.0),
+        (KernelROMMAClassifier, "aggressive", 0.0),
+        (KernelROMMAClassifier, "aggressive", 0.7),
     ],
 )
-def test_the_family_with_a_bias_equals_the_reference(cls, rule):
+def test_the_family_with_a_bias_equals_the_reference(cls, rule, lam):
     X, y = make_blobs_pm(n=70, d=4, n_classes=3, seed=5)
     X_test, _ = make_blobs_pm(n=25, d=4, n_classes=3, seed=6)
     kw = dict(kernel="rbf", gamma=0.4)
@@ -95,14 +96,14 @@ def test_the_family_with_a_bias_equals_the_reference(cls, rule):
     K_test = kernel_matrix("rbf", X_test, X, gamma=0.4, offset=0.25)
     with tie_free():
         runs = [
-            kernel_family_binary(K, t, rule, max_iter=2, delta=0.1)
+            kernel_family_binary(K, t, rule, max_iter=2, delta=0.1, lam=lam)
             for t in ovr_targets(y, [0, 1, 2])
         ]
         want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
     extra = (
         {}
         if cls is KernelPerceptronClassifier
-        else {"aggressive": rule == "aggressive", "delta": 0.1}
+        else {"aggressive": rule == "aggressive", "delta": 0.1, "lam": lam}
     )
     est = cls(shuffle=False, max_iter=2, tol=None, block_size=16, **kw, **extra).fit(X, y)
     assert list(est.n_corrections_per_class_) == [len(h) - 1 for h, _ in runs]

@@ -66,11 +66,12 @@ CASES = [
     (KernelALMAClassifier, {"gamma": "scale", "max_iter": 2, "block_size": 16}),
     (KernelALMAClassifier, {"kernel": "poly", "degree": 2, "gamma": 0.5, "output": "voted"}),
     (KernelPerceptronClassifier, {"gamma": 0.7, "max_iter": 2, "output": "avg"}),
-    (KernelROMMAClassifier, {"gamma": "scale", "max_iter": 2}),
+    (KernelROMMAClassifier, {"gamma": "scale", "max_iter": 2, "lam": 0.0}),
     (KernelPUMMAClassifier, {"gamma": 0.5, "max_iter": 8, "block_size": 16, "lam": 0.0}),
     # ROMMA's soft margin: fit's first pass is a stream's (later passes give a row one
     # slack coordinate for all of them, a stream a new one at each trial)
     (ROMMAClassifier, {"max_iter": 1}),
+    (KernelROMMAClassifier, {"gamma": "scale", "max_iter": 1, "aggressive": True}),
 ]
 
 ATTRIBUTES = (

@@ -155,11 +155,19 @@ def test_weighted_alma_equals_the_reference(p, sparse):
 
 
 @pytest.mark.exactness
-@pytest.mark.parametrize("rule", ["perceptron", "romma", "aggressive"])
+@pytest.mark.parametrize(
+    "rule", ["perceptron", "romma", "aggressive", "romma-soft", "aggressive-soft"]
+)
 @pytest.mark.parametrize("block_size", [1, 7, 256])
 def test_weighted_kernel_rules_equal_the_reference(rule, block_size):
+    """The weights of the kernel rules as tests/reference.py writes them; ROMMA's soft
+    margin weighs a row twice, in its coordinate (lam / c) and in its update."""
     cls = KernelPerceptronClassifier if rule == "perceptron" else KernelROMMAClassifier
-    params = {"aggressive": True} if rule == "aggressive" else {}
+    rule, soft = rule.split("-")[0], rule.endswith("soft")
+    lam = 0.6 if soft else 0.0
+    params = {}
+    if cls is KernelROMMAClassifier:
+        params = {"lam": lam, "aggressive": rule == "aggressive"}
     X, y = make_blobs_pm(n=60, d=4, n_classes=3, seed=7)
     X_test, _ = make_blobs_pm(n=20, d=4, n_classes=3, seed=99)
     w = weights_of(60, seed=3, zeros=False)
@@ -168,7 +176,7 @@ def test_weighted_kernel_rules_equal_the_reference(rule, block_size):
     K_test = kernel_matrix("rbf", X_test, X, offset=0.25, **kw)
     with tie_free():
         runs = [
-            kernel_family_binary(K, t, rule, max_iter=3, weights=w)
+            kernel_family_binary(K, t, rule, max_iter=3, weights=w, lam=lam)
             for t in ovr_targets(y, np.unique(y))
         ]
         want = {o: kernel_family_scores(runs, K_test, o) for o in ["last", "avg", "voted"]}
@@ -624,7 +632,9 @@ def test_kernel_romma_says_when_its_weights_overflow():
     X, y = make_classification(
         600, 10, n_informative=4, weights=[0.97], flip_y=0.03, random_state=0
     )
-    est = KernelROMMAClassifier(class_weight="balanced", max_iter=40, tol=None, random_state=0)
+    est = KernelROMMAClassifier(
+        class_weight="balanced", lam=0.0, max_iter=40, tol=None, random_state=0
+    )
     with pytest.raises(WeightsOverflowError, match="weights overflowed: .* weights above 1"):
         est.fit(X, y)
     assert not hasattr(est, "classes_")  # the fit left nothing

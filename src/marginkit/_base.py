@@ -457,6 +457,28 @@ class OnlineClassifier(
         tags.input_tags.sparse = True
         return tags
 
+    @contextlib.contextmanager
+    def _slack_rows(self, n, keep):
+        """The passes of a fit in memory over its ``n`` rows (``keep``) give each row one
+        soft-margin coordinate for all of them (ROMMA's 2-norm soft margin, both forms:
+        ``linear.Weights.slack``, ``kernel.Sums.slack``): the states
+        (:meth:`_slack_states`) hold them for the passes (a checkpoint's are resumed),
+        and drop them after, the model being ``w`` alone. Elsewhere (a stream) every
+        trial is an example of its own."""
+        keep = keep and self._rule_args().lam > 0
+        held = self._slack_states()
+        for state, row in held:
+            if not keep:
+                state.slack = np.zeros((0, *row))
+            elif state.slack.shape != (n, *row):
+                state.slack = np.zeros((n, *row))
+        try:
+            yield
+        finally:
+            if keep:
+                for state, row in held:
+                    state.slack = np.zeros((0, *row))
+
 
 class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
@@ -580,24 +602,9 @@ class OnlineLinearClassifier(OnlineClassifier):
             w = w._replace(slack=L.NO_SLACK)
         return L.linear_pass(rows, y_pm, order, start, rule, norm, w, state.log())
 
-    @contextlib.contextmanager
-    def _slack_rows(self, n, keep):
-        """The passes of a fit in memory over its ``n`` rows (``keep``) give each row one
-        soft-margin coordinate for all of them (``linear.Weights.slack``): the states hold
-        them for the passes (a checkpoint's are resumed), and drop them after, the model
-        being ``w`` alone. Elsewhere (a stream) every trial is an example of its own."""
-        keep = keep and self._rule_args().lam > 0  # ROMMA's soft margin
-        for state in self._states:
-            if not keep:
-                state.slack = np.zeros(0)
-            elif state.slack.shape[0] != n:
-                state.slack = np.zeros(n)
-        try:
-            yield
-        finally:
-            if keep:
-                for state in self._states:
-                    state.slack = np.zeros(0)
+    def _slack_states(self):
+        # each problem's state, with a soft-margin coordinate per row (linear_pass)
+        return [(state, ()) for state in self._states]
 
     def _resolve_p(self, d):
         return 2.0

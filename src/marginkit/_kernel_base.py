@@ -20,6 +20,7 @@ from ._base import (
     not_for_voted,
     signs_kept,
 )
+from ._checkpoints import EpochOrders
 from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
@@ -377,7 +378,13 @@ class KernelOnlineClassifier(OnlineClassifier):
     def _check_progress(self, resume, n):
         n = super()._check_progress(resume, n)
         self._check_cache(resume, n)
+        if self._kstate.slack.shape[0] not in (0, n):
+            check.fail("_kstate.slack", f"must hold a row for each of the {n} rows, or none")
         return n
+
+    def _slack_states(self):
+        # a row's soft-margin sums of every problem (kernel_walk)
+        return [(self._kstate, (self._n_problems,))]
 
     def _check_cache(self, resume, n):
         """The margin sums kept across epochs: none, or ``n`` rows over the stored vectors."""
@@ -569,7 +576,8 @@ class KernelOnlineClassifier(OnlineClassifier):
         params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
         params["budget"] = self._budget()
         params["weight"] = weights
-        with self._progress(n * len(orders), "example") as bar, self._sharded(state):
+        slack = self._slack_rows(n, isinstance(orders, EpochOrders))
+        with slack, self._progress(n * len(orders), "example") as bar, self._sharded(state):
             for epoch, lo in self._epochs(r, len(orders)):
                 order = orders[epoch]
                 while lo < n:

@@ -186,7 +186,8 @@ class Passes:
             r["improving"] = False
             self._ended_by(r, "quiet" if quiet else "early_stopping")
             return
-        if self._noise_ratio is not None:
+        if self._noise_ratio is not None and growth is None:
+            # (a soft margin makes the data separable: its updates fall in no set way)
             first = r.get(FIRST_KEY)
             if r.get("epoch", 0) == 0:
                 r[FIRST_KEY] = made

@@ -337,8 +337,11 @@ def maintain(state, budget, backend):
         # the projection, or what no merge could take (vectors whose kernel values
         # with every other are 0: no vector between two of them keeps anything)
         K = project(state, inverse, state.m - target)
-    # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2)
+    # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2); the soft margin's
+    # coordinates of the rows (kernel ROMMA's, in a fit) are dropped with it: the
+    # hypothesis goes on from the part the store holds
     state.norm2[:] = state.s**2 * np.maximum(squared_norms(state.A[: state.m], K), 0.0)
+    state.slack[:] = 0.0
     state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
     state.n_last = 0
     state.coefficients_changed()

@@ -55,7 +55,7 @@ from .._utils import times_power_of_two
 from .arrays import HOST, Host, to_numpy
 from .budget import NO_VOTE, maintain
 from .kernels import Kernel, thread_pool
-from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON, UNWEIGHTED
+from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON, RULE_ROMMA, UNWEIGHTED
 
 # Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
@@ -74,8 +74,8 @@ Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
 #: The margin sums of a block (b x C): ``F`` over the stored vectors plus the block's
 #: corrections so far, ``f_seen`` as they stood at each row's trial, ``cache`` those
 #: kept across the epochs (n x C; 0 x C when none are kept), and ``slack`` the
-#: 2-norm soft-margin sums of the rows of the data (n x C, kernel PUMMA; 0 x C for the
-#: walks without one).
+#: 2-norm soft-margin sums of the rows of the data (n x C: kernel PUMMA's, and kernel
+#: ROMMA's in a fit; 0 x C for a stream, and for the walks without one).
 Sums = namedtuple("Sums", ["F", "f_seen", "cache", "slack"])
 #: Views of the stored vectors' arrays (``Stored``): coefficients, averaging total at
 #: insertion, closed averaging intervals, membership of each problem.
@@ -93,8 +93,9 @@ New = namedtuple("New", ["a", "v", "t", "acc", "mask", "reset"])
 #: correction of each row takes of it: 1, or 0 for a row whose example the store holds
 #: already, while only the rows held count against the budget
 #: (:meth:`KernelState.filling`), and ``weight`` (b,), the rows' weights (empty: every
-#: row weighs 1; see :func:`kernel_walk`).
-Block = namedtuple("Block", ["G", "Y", "inv", "room", "adds", "weight"])
+#: row weighs 1; see :func:`kernel_walk`), and ``rows`` (b,), the rows of the data
+#: (where their slack sums are, ``Sums.slack``).
+Block = namedtuple("Block", ["G", "Y", "inv", "room", "adds", "weight", "rows"])
 
 
 @njit(cache=True, nogil=True)
@@ -113,7 +114,8 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
         step ``eta = C / sqrt(k)``, then ``w`` projected on the unit ball),
         ``RULE_PERCEPTRON`` (on ``y w . x <= 0``), ``RULE_ROMMA`` (on ``y w . x <= 0``)
         or ``RULE_AGGRESSIVE_ROMMA`` (on ``y w . x < 1 - delta``); the walk reads
-        ``alpha``, ``B``, ``C`` and ``delta``.
+        ``alpha``, ``B``, ``C``, ``delta`` and ``lam`` (ROMMA's 2-norm soft margin:
+        ``K(x_i, x_j) + lam / c [i = j]``, c the row's weight; 0 for none).
     fold_below : float
         The walk stops after a correction that takes some ``s_c`` outside
         ``[fold_below, 1 / fold_below]``, for the caller to fold ``s_c`` into the
@@ -131,7 +133,10 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
         ``sums.F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support
         vectors stored before the block; the walk adds the block's corrections to the
         rows after them, and ``sums.f_seen[i]`` receives ``F[i]`` as it stood at row
-        i's trial (:data:`Sums`; ``sums.slack`` is not read).
+        i's trial (:data:`Sums`); with ROMMA's soft margin, ``sums.slack[r, c]`` is
+        the sum of problem c's coefficients made at row r of the data (n x C: a row
+        keeps its coordinate across the epochs), or empty (0 x C: a stream, whose
+        trials are new examples).
     new : New
         Receives the block's corrections, row by row (:data:`New`).
     old : Old
@@ -152,10 +157,20 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     :func:`marginkit._core.linear.linear_pass`: ALMA's step is ``c eta_k``, the
     Perceptron adds ``c y phi(x)``, ROMMA's ``w' = a w + d y phi(x)`` becomes
     ``a w + c d y phi(x)``.
+
+    ROMMA's 2-norm soft margin (``rule.lam > 0``) runs it on ``phi~(x_r) = (phi(x_r),
+    sqrt(lam / c) e_r)``, a coordinate of its own per row (Li and Long, section 6):
+    ``y w~ . phi~(x_r) = y s (F_r + lam / c slack_r)`` and ``||phi~(x_r)||^2 = K(x_r,
+    x_r) + lam / c``, while a prediction (a row of no coordinate) reads ``F`` alone.
+    A weight then enters twice, in the coordinate (the loss of the row's slack
+    weighed by c) and in the update's new term, as without the soft margin.
     """
     F = sums.F
     Gb, Y, inv_b = block.G, block.Y, block.inv
     kind, alpha, B, C, delta = rule.kind, rule.alpha, rule.B, rule.C, rule.delta
+    lam = rule.lam if kind == RULE_ROMMA or kind == RULE_AGGRESSIVE_ROMMA else 0.0
+    slack = sums.slack
+    kept = lam > 0.0 and slack.shape[0] > 0  # each row's own coordinate across epochs
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
     b, n_classes = F.shape
     last = P.hcount.shape[0] - 1  # a budgeted store keeps no lifetimes (one row)
@@ -166,12 +181,15 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
             sums.f_seen[i, c] = F[i, c]
         weight = block.weight[i] if block.weight.shape[0] > 0 else 1.0
         live = inv_b[i] > 0.0  # K(x, x) = 0: x never updates (footnote 3)
+        r = block.rows[i] if kept else 0
+        lr2 = lam / weight  # the soft margin's own coordinate, squared (0 without it)
         fold = False
         made = False
         for c in range(n_classes):
             kc = k[c]
             if live:
-                wx = s[c] * F[i, c]
+                f = F[i, c] + lr2 * slack[r, c] if kept else F[i, c]
+                wx = s[c] * f
                 yt = Y[i, c]
                 m = yt * wx
                 if kind == RULE_ALMA:
@@ -196,7 +214,7 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                     else:
                         # ROMMA (Li and Long, section 3): w' = c w + d y x with
                         # w' . w = ||w||^2 and y w' . x = 1; d scaled by the weight
-                        x2 = Gb[i, i]
+                        x2 = Gb[i, i] + lr2
                         W = norm2[c]
                         gap = x2 * W - m * m
                         if W <= 0.0 or m >= x2 * W or gap <= 1e-12 * x2 * W:
@@ -215,6 +233,8 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                             s[c] = 1.0
                             a = weight * yt / x2
                             norm2[c] = weight * weight / x2
+                        if kept:
+                            slack[r, c] += a  # zeroed by forget where it reset
                     new.a[i, c] = a
                     new.v[i, c] = a
                     new.t[i, c] = T[c]
@@ -1055,6 +1075,12 @@ class KernelState(Stored):
         # coefficients as inserted (V) and where each hypothesis started afresh
         self.V = np.zeros((cap, n_problems)) if forgets else None
         self.n_last = 0  # support vectors the last block stored
+        self.slack = np.zeros((0, n_problems))
+
+    #: ROMMA's soft-margin sums of the rows of a fit (``Sums.slack``), held for its
+    #: passes (a checkpoint's are resumed) and dropped after; empty otherwise, and in a
+    #: state saved before the soft margin
+    slack = np.zeros((0, 0))
 
     #: arrays with a row per support vector (``hcount``: one more)
     _per_vector = ("index", "label", "A", "T_ins", "acc", "mask", "reset", "V")
@@ -1084,7 +1110,7 @@ class KernelState(Stored):
         names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
         names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
         # a file of 0.1 has no budget, one saved before ``filled`` counted its entries
-        check.attributes(self, where, names, ("budget", "filled"))
+        check.attributes(self, where, names, ("budget", "filled", "slack"))
         check.flag(self.filled, w + "filled")
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         check.flag(self.normalize, w + "normalize")
@@ -1103,6 +1129,8 @@ class KernelState(Stored):
         else:
             check.array(self.V, w + "V", np.float64, (m, C), finite=True)
         check_problems(self, where, m, C, ("s", "norm2", "T"))
+        if "slack" in self.__dict__:
+            check.array(self.slack, w + "slack", np.float64, (None, C), finite=True)
 
     def to(self, backend):
         """The support vectors on ``backend`` (where the next call's products are made)."""
@@ -1714,7 +1742,7 @@ class _Corrections:
             np.zeros((b, C), dtype=bool),
         )
         Y_b = self.Y[rows]
-        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), np.zeros((0, C)))
+        sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), state.slack)
         P, old = state.problems(), state.old(m0)
         room, adds = self.room(rows)
         weight = UNWEIGHTED if self.weight is None else self.weight[rows]
@@ -1727,7 +1755,7 @@ class _Corrections:
             return ([] if state.V is None else [new.v[:pos, c]]), []
 
         while pos < b and room > 0:
-            walk_block = Block(Gb, Y_b, inv_b, room, adds, weight)
+            walk_block = Block(Gb, Y_b, inv_b, room, adds, weight, rows)
             start = pos
             pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
             room -= int(adds[start:pos][new.mask[start:pos].any(axis=1)].sum())
