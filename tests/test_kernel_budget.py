@@ -59,7 +59,6 @@ def _cases():
     """Every estimator and rule on two classes; on three, two in ``make test`` and the
     rest (a few seconds each in the reference) in ``make test-all``."""
     quick = {("alma", "project"), ("romma", "merge"), ("perceptron", "project_new")}
-    quick.add(("romma-soft", "project"))
     for n_classes in (2, 3):
         for name in sorted(ESTIMATORS):
             for rule in RULES:

@@ -137,9 +137,15 @@ CASES = {
         2,
         0,
     ),
-    "romma-rbf-2": (dict(kernel="rbf", gamma=0.3), KernelROMMAClassifier, 2, 200),
+    # on mistakes, with the soft margin (the rows' coordinates kept by the driver)
+    "romma-rbf-2": (
+        dict(kernel="rbf", gamma=0.3, aggressive=False, lam=0.5),
+        KernelROMMAClassifier,
+        2,
+        200,
+    ),
     "romma-rbf-last-3-nocache": (
-        dict(kernel="rbf", gamma=0.3, output="last"),
+        dict(kernel="rbf", gamma=0.3, output="last", aggressive=False, lam=0.0),
         KernelROMMAClassifier,
         3,
         0,
