@@ -57,6 +57,28 @@ def make_blobs_pm(n=200, d=12, n_classes=2, seed=0, sparse_density=None):
     return X, y
 
 
+def noisy_pm(n=300, d=4, flip=0.25, seed=0):
+    """Two overlapping classes, a quarter of the labels flipped: no plane separates them."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
+    y[rng.uniform(size=n) < flip] *= -1
+    return X, y
+
+
+def passes_by_growth(sizes, tol, patience):
+    """The passes ``tol`` and ``n_iter_no_change`` make, from each pass's sizes
+    (``||w~||^2`` of each problem): they end after ``patience`` passes in a row in which
+    no problem's grew by more than ``tol`` times itself, or a pass that grew none."""
+    since = 0
+    for k in range(1, len(sizes)):
+        grew = np.any(sizes[k] > sizes[k - 1] * (1 + tol))
+        since = 0 if grew else since + 1
+        if since >= patience or np.all(sizes[k] == sizes[k - 1]):
+            return k + 1
+    return len(sizes)
+
+
 @pytest.fixture
 def threads():
     """dask's threaded scheduler, whether or not a client of the module is running."""

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import checkpoint_file, make_blobs_pm, rel_err
+from conftest import checkpoint_file, make_blobs_pm, noisy_pm, passes_by_growth, rel_err
 from reference import (
     kernel_family_binary,
     kernel_family_scores,
@@ -18,7 +18,6 @@ from reference import (
     tie_free,
 )
 from sklearn.exceptions import ConvergenceWarning
-from test_romma_soft_margin import noisy, passes_by_growth
 
 import marginkit
 from marginkit import KernelROMMAClassifier
@@ -63,7 +62,7 @@ def test_aggressive_soft_kernel_romma_reaches_the_soft_margin():
     Long, Lemma 1), ``||w~||`` the walk's norm, slack coordinates included."""
     mm = pytest.importorskip("marginkit.margins")
     pytest.importorskip("cvxpy")
-    X, y = noisy(n=120, d=3, seed=3)
+    X, y = noisy_pm(n=120, d=3, seed=3)
     lam, delta = 0.5, 0.05
     est = KernelROMMAClassifier(
         kernel="linear", delta=delta, lam=lam, tol=None, max_iter=100_000, fit_intercept=False
@@ -109,7 +108,7 @@ def test_the_defaults_learn_data_that_no_plane_separates():
     """At its defaults kernel ROMMA neither raises nor warns on noisy data, ends before
     max_iter, and is within 2 points of SVC on held-out rows."""
     svm = pytest.importorskip("sklearn.svm")
-    X, y = noisy(n=900, d=5, flip=0.2, seed=5)
+    X, y = noisy_pm(n=900, d=5, flip=0.2, seed=5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est = KernelROMMAClassifier(random_state=0).fit(X[:600], y[:600])
@@ -124,7 +123,7 @@ def test_the_passes_end_where_the_hypothesis_stops_growing(tol):
     """``||w~||^2`` of every problem never falls from pass to pass, and the passes end
     where the rule applied to the sizes of a 40-pass fit says (at the first pass that
     grew none by more than tol times itself: n_iter_no_change is early stopping's)."""
-    X, y = noisy(n=200, d=4, seed=6)
+    X, y = noisy_pm(n=200, d=4, seed=6)
     y[:40] = 2  # three problems
     sizes = []
 
@@ -142,7 +141,7 @@ def test_the_passes_end_where_the_hypothesis_stops_growing(tol):
 def test_a_budget_once_full_ends_the_passes_on_the_corrections():
     """A maintenance step drops the rows' coordinates (the hypothesis keeps what the
     store holds) and shrinks ``||w~||``: from the first, the corrections decide."""
-    X, y = noisy(n=300, d=4, seed=9)
+    X, y = noisy_pm(n=300, d=4, seed=9)
     est = KernelROMMAClassifier(budget=40, max_iter=30, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -155,7 +154,7 @@ def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
     """A checkpoint mid-fit holds the rows' coordinates and the growth record: the
     resumed fit is the plain one, bit for bit; a checkpoint whose coordinates are not
     those of these rows is refused."""
-    X, y = noisy(n=150, d=3, seed=7)
+    X, y = noisy_pm(n=150, d=3, seed=7)
 
     def make():
         return KernelROMMAClassifier(random_state=3, block_size=16)

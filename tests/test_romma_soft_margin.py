@@ -7,21 +7,12 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm, rel_err
+from conftest import make_blobs_pm, noisy_pm, passes_by_growth, rel_err
 from reference import linear_fit, linear_scores, romma_binary, tie_free
 from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import ROMMAClassifier
 from marginkit._core import linear as L
-
-
-def noisy(n=300, d=4, flip=0.25, seed=0):
-    """Two overlapping classes, a quarter of the labels flipped: no plane separates them."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
-    y[rng.uniform(size=n) < flip] *= -1
-    return X, y
 
 
 @pytest.mark.exactness
@@ -75,7 +66,7 @@ def test_aggressive_soft_romma_reaches_the_soft_margin(weighted):
     soft margin of :func:`marginkit.margins.max_margin`, the squared-hinge SVM's."""
     mm = pytest.importorskip("marginkit.margins")
     pytest.importorskip("cvxpy")
-    X, y = noisy(n=120, d=3, seed=3)
+    X, y = noisy_pm(n=120, d=3, seed=3)
     lam, delta = 0.5, 0.05
     c = np.random.default_rng(4).choice([0.5, 1.0, 2.0], size=y.size) if weighted else None
     est = ROMMAClassifier(
@@ -103,7 +94,7 @@ def test_the_defaults_learn_data_that_no_plane_separates():
     that of a soft-margin linear SVM in quality (within 2 points of LinearSVC on
     held-out rows)."""
     svm = pytest.importorskip("sklearn.svm")
-    X, y = noisy(n=1200, d=5, flip=0.2, seed=5)
+    X, y = noisy_pm(n=1200, d=5, flip=0.2, seed=5)
     Xte, yte = X[800:], y[800:]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -148,19 +139,6 @@ def test_lam_too_large_for_the_features_is_refused():
         est.fit(X * 1e-100, y)
 
 
-def passes_by_growth(sizes, tol, patience):
-    """The passes ``tol`` and ``n_iter_no_change`` make, from each pass's sizes
-    (``||w~||^2`` of each problem): they end after ``patience`` passes in a row in which
-    no problem's grew by more than ``tol`` times itself, or a pass that grew none."""
-    since = 0
-    for k in range(1, len(sizes)):
-        grew = np.any(sizes[k] > sizes[k - 1] * (1 + tol))
-        since = 0 if grew else since + 1
-        if since >= patience or np.all(sizes[k] == sizes[k - 1]):
-            return k + 1
-    return len(sizes)
-
-
 @pytest.mark.parametrize("patience", [1, 5])
 @pytest.mark.parametrize("tol", [1e-2, 1e-3])
 def test_the_passes_end_where_the_hypothesis_stops_growing(tol, patience):
@@ -168,7 +146,7 @@ def test_the_passes_end_where_the_hypothesis_stops_growing(tol, patience):
     ``1 / gamma~*^2``; aggressive ROMMA corrects about as often in every pass while it
     converges, so ``tol`` reads the growth: the passes end where the rule applied to the
     sizes of a 60-pass fit says, and the sizes never fall."""
-    X, y = noisy(n=200, d=4, seed=6)
+    X, y = noisy_pm(n=200, d=4, seed=6)
     y[:40] = 2  # three problems
     sizes = []
 
@@ -188,7 +166,7 @@ def test_the_passes_end_where_the_hypothesis_stops_growing(tol, patience):
 def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
     """A checkpoint mid-fit holds the rows' slack coordinates and the growth record:
     the resumed fit is the plain one, bit for bit."""
-    X, y = noisy(n=150, d=3, seed=7)
+    X, y = noisy_pm(n=150, d=3, seed=7)
     plain = ROMMAClassifier(random_state=3).fit(X, y)
     path = tmp_path / "ck.skops"
     resumed = ROMMAClassifier(random_state=3).fit(X, y, checkpoint=path, checkpoint_every=40)
@@ -197,6 +175,6 @@ def test_a_checkpointed_fit_resumes_the_growth_and_the_slack(tmp_path):
 
 
 def test_passes_that_run_out_while_the_hypothesis_grows_say_so():
-    X, y = noisy(n=200, d=4, seed=8)
+    X, y = noisy_pm(n=200, d=4, seed=8)
     with pytest.warns(ConvergenceWarning, match="the hypothesis still grew in the last of"):
         ROMMAClassifier(max_iter=3, random_state=0).fit(X, y)

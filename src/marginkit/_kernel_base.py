@@ -386,6 +386,17 @@ class KernelOnlineClassifier(OnlineClassifier):
         # a row's soft-margin sums of every problem (kernel_walk)
         return [(self._kstate, (self._n_problems,))]
 
+    def _squared_norms(self):
+        """``||w~||^2`` of every problem as the walks keep it (a soft margin's
+        coordinates included), which the passes of a soft margin end on
+        (``_growth``); None once a budget's store has been full, whose maintenance
+        steps shrink it (:func:`marginkit._core.budget.maintain`): the corrections
+        decide there."""
+        state = self._kstate
+        if state.budgeted and state.filled:
+            return None
+        return np.array(state.norm2, dtype=np.float64)
+
     def _check_cache(self, resume, n):
         """The margin sums kept across epochs: none, or ``n`` rows over the stored vectors."""
         P, seen = resume.get("cache_P"), resume.get("cache_seen")

@@ -771,10 +771,6 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self._keep_margin(self._margins(data, Y, slack, weights))
         _end_of_fit(self, r)
 
-    def _squared_norms(self):
-        """``||w~||^2`` of every problem, the slack coordinates included."""
-        return np.array(self._kstate.norm2, dtype=np.float64)
-
     def _margins(self, data, Y, slack, weights=None):
         """The training margin of every problem on rows X (of ``weights``), slack
         coordinates included (a row's soft-margin term is lam / weight)."""

@@ -391,12 +391,3 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
 
     # a model saved before delta, and before the soft margin
     _added_params = {**KernelOnlineClassifier._added_params, "delta": 0.0, "lam": 0.0}
-
-    def _squared_norms(self):
-        # ||w~||^2 of each problem, slack coordinates included (kernel_walk keeps it);
-        # None once a budget's store has been full: its maintenance steps shrink it
-        # (marginkit._core.budget.maintain), and the corrections decide
-        state = self._kstate
-        if state.budgeted and state.filled:
-            return None
-        return np.array(state.norm2, dtype=np.float64)
