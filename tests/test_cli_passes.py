@@ -125,7 +125,9 @@ def test_the_rule_that_ended_the_passes_is_named():
     clf = PUMMAClassifier(random_state=0).fit(X, y)
     assert passes_made(clf)["stopped"] == "the hypothesis stopped growing (tol=0.001)"
     clf = ROMMAClassifier(random_state=0).fit(X, y)
-    assert passes_made(clf)["stopped"] == "the hypothesis stopped growing (tol=0.001)"
+    assert passes_made(clf)["stopped"] == (
+        "the hypothesis stopped growing (tol=0.001, n_iter_no_change=5)"
+    )
     rng = np.random.default_rng(3)
     X = rng.normal(size=(300, 5))
     y = np.where(X[:, 0] > 0, 1, -1)

@@ -75,7 +75,7 @@ def test_a_fit_today_makes_the_corrections_of_0_1(name):
         est.set_params(intercept_scaling="max")  # 0.1's bias: the largest norm
     if "fit_intercept" in params and type(est).__name__.startswith("Kernel"):
         est.set_params(fit_intercept=False)  # 0.1's kernel models: no bias
-    if "n_iter_no_change" in params and not type(est).__name__.startswith("Kernel"):
+    if "n_iter_no_change" in params:
         est.set_params(n_iter_no_change=1)  # 0.1's passes: to the first not better
     if type(est).__name__ in ("ROMMAClassifier", "KernelROMMAClassifier"):
         est.set_params(lam=0.0)  # 0.1's ROMMA: the hard margin

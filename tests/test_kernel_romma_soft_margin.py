@@ -121,8 +121,8 @@ def test_the_defaults_learn_data_that_no_plane_separates():
 @pytest.mark.parametrize("tol", [1e-2, 1e-3])
 def test_the_passes_end_where_the_hypothesis_stops_growing(tol):
     """``||w~||^2`` of every problem never falls from pass to pass, and the passes end
-    where the rule applied to the sizes of a 40-pass fit says (at the first pass that
-    grew none by more than tol times itself: n_iter_no_change is early stopping's)."""
+    where the rule applied to the sizes of a 40-pass fit says (after n_iter_no_change
+    passes in a row that grew none by more than tol times itself)."""
     X, y = noisy_pm(n=200, d=4, seed=6)
     y[:40] = 2  # three problems
     sizes = []
@@ -134,7 +134,7 @@ def test_the_passes_end_where_the_hypothesis_stops_growing(tol):
     KernelROMMAClassifier(max_iter=40, tol=None, **kw).fit(X, y, callback=record)
     assert np.all(np.diff(np.array(sizes), axis=0) >= 0)
     est = KernelROMMAClassifier(max_iter=40, tol=tol, **kw).fit(X, y)
-    assert est.n_iter_ == passes_by_growth(sizes, tol, 1) < 40
+    assert est.n_iter_ == passes_by_growth(sizes, tol, est.n_iter_no_change) < 40
     assert est._growth() is None  # the rows' coordinates went with the passes
 
 

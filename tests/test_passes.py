@@ -92,10 +92,8 @@ def noise_of(cls):
 
 
 def patience_of(est):
-    """The linear estimators' ``n_iter_no_change`` (the kernel ones' is early
-    stopping's)."""
-    kernel = type(est).__name__.startswith("Kernel")
-    return 1 if kernel else est.get_params().get("n_iter_no_change", 1)
+    """``n_iter_no_change`` (1 for an estimator without it)."""
+    return est.get_params().get("n_iter_no_change", 1)
 
 
 @pytest.mark.parametrize("tol", [0.0, 1e-3, 0.03, None])

@@ -6,7 +6,7 @@ An estimator's numpydoc docstring is an f-string that places them where they bel
 
 PASSES_DOC = """tol : float >= 0 or None, default=1e-3
         When :meth:`fit` stops before ``max_iter`` passes: after ``n_iter_no_change``
-        passes in a row (for the linear estimators that have it; else one) in which no one-vs-rest
+        passes in a row (for the estimators that have it; else one) in which no one-vs-rest
         problem made fewer corrections than in its best earlier pass by more than
         ``tol * n_samples`` (the data no longer change how well the model fits them,
         scikit-learn's rule for its ``Perceptron``), or after a pass without any
@@ -87,10 +87,13 @@ EARLY_STOPPING_DOC = """early_stopping : bool, default=False
         which hold no rows out.
     validation_fraction : float in (0, 1), default=0.1
         The share of the rows held out by ``early_stopping``.
-    n_iter_no_change : int >= 1, default=2
-        Passes in a row without a better accuracy on the rows held out that end
-        ``early_stopping``'s passes. Without it, ``tol`` ends the passes at the first
-        pass that does not improve (a kernel pass costs a kernel row per example)."""
+    n_iter_no_change : int >= 1, default=3
+        Passes in a row that do not improve before the passes end: by ``tol``'s rule
+        (on the corrections, or on the growth of kernel ROMMA's soft-margin norm), or,
+        with ``early_stopping``, without a better accuracy on the rows held out. 1
+        ends them at the first such pass (the rule of 0.1.0); with three, weighted
+        fits no longer end while their corrections still fall (docs/defaults.md,
+        "How many passes")."""
 
 N_ITER_NO_CHANGE_DOC = """n_iter_no_change : int >= 1, default=5
         Passes in a row that do not improve by ``tol``'s rule before the passes end,

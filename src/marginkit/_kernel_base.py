@@ -148,13 +148,6 @@ class KernelOnlineClassifier(OnlineClassifier):
     #: ``tol`` also ends fit's passes on noisy data (:func:`marginkit._passes.noisy`)
     _noise_ratio = 0.85
 
-    #: ``tol`` ends a kernel fit's passes at the first pass that does not improve: each
-    #: pass costs a kernel row per example, and more passes there gained little
-    #: (USPS: ALMA 9 passes and 5.13% at 7.8 s, 10 and 5.13% at 8.1 s with two such
-    #: passes; the Perceptron 5.28% in 5 passes, 5.23% in 10); ``n_iter_no_change``
-    #: is ``early_stopping``'s
-    _patience = 1
-
     #: whether the update rule itself works on normalised instances (ALMA)
     _normalising_rule = False
 

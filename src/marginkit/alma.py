@@ -345,7 +345,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         budget_rule="project_new",
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=2,
+        n_iter_no_change=3,
         class_weight=None,
         verbose=0,
         n_epochs="deprecated",

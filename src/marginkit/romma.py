@@ -358,7 +358,7 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         budget_rule="project_new",
         early_stopping=False,
         validation_fraction=0.1,
-        n_iter_no_change=2,
+        n_iter_no_change=3,
         class_weight=None,
         verbose=0,
         n_epochs="deprecated",

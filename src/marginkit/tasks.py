@@ -380,20 +380,21 @@ def _train_mixed(data, name, est, model, cluster, reading, mixed):
     )
 
 
+def _tol_rule(p):
+    """``tol``'s setting in the parameters ``p``, and the passes in a row it waits for
+    where there are several (``n_iter_no_change``; early stopping's is its own)."""
+    patience = p.get("n_iter_no_change") or 1
+    waits = patience > 1 and not p.get("early_stopping")
+    return f"tol={p['tol']:g}" + (f", n_iter_no_change={patience}" if waits else "")
+
+
 #: what ended the passes, by the rule an estimator recorded (``_stopped_by``, one of
 #: :data:`marginkit._passes.STOPPED`), from its parameters
 _STOPPED_BY = {
     "max_iter": lambda p: "max_iter reached",
     "quiet": lambda p: "a pass without update",
-    "tol": lambda p: (
-        f"corrections stopped falling (tol={p['tol']:g}"
-        + (
-            f", n_iter_no_change={p['n_iter_no_change']})"
-            if (p.get("n_iter_no_change") or 1) > 1 and not p.get("early_stopping")
-            else ")"
-        )
-    ),
-    "growth": lambda p: f"the hypothesis stopped growing (tol={p['tol']:g})",
+    "tol": lambda p: f"corrections stopped falling ({_tol_rule(p)})",
+    "growth": lambda p: f"the hypothesis stopped growing ({_tol_rule(p)})",
     "noise": lambda p: (
         "noisy data: a pass made at least 0.85 times the first pass's corrections in "
         "every problem, and more passes would memorise the noise (tol=None makes "
@@ -414,7 +415,8 @@ def passes_made(est, last_pass=None):
     (max_iter=1)"``, ``"a pass without update"`` (the hypothesis can no longer change),
     ``"corrections stopped falling (tol=..., n_iter_no_change=...)"`` (that many passes
     made no fewer corrections than the best earlier one by more than ``tol *
-    n_samples``), ``"the hypothesis stopped growing (tol=...)"`` (the soft margins),
+    n_samples``), ``"the hypothesis stopped growing (tol=...)"`` (the soft margins,
+    with ``n_iter_no_change`` where it is above 1),
     ``"noisy data: ..."`` (a kernel estimator's pass made at least 0.85 times the first
     pass's corrections in every problem), ``"the rows held out stopped improving
     (...)"`` (``early_stopping``) and ``"max_iter reached"``.
