@@ -94,9 +94,34 @@ def blobs(n_classes, n=240, d=6, seed=0):
     return X, y, X_test
 
 
-@pytest.mark.parametrize("ns,device", NAMESPACES)
-@pytest.mark.parametrize("name", sorted(KERNEL))
-@pytest.mark.parametrize("n_classes", [2, 3])
+#: The costlier estimators (2 to 4 s a case on 2 cores: their passes run until the rule
+#: stops them) run on array-api-strict's default device, and on three classes, only in
+#: ``make test-all``: ``make test`` fits them on two classes on its other device, where
+#: an array left on the wrong one raises, and the others on both devices.
+COSTLIER = {"aggressive", "pumma"}
+
+
+def _slow_on_the_default_strict_device(values, slow, slow_everywhere=lambda *v: False):
+    """``values`` with the namespaces' ids and marks, and the slow mark where ``slow``
+    and the namespace is array-api-strict's default device (or ``slow_everywhere``)."""
+    for v in values:
+        for ns in NAMESPACES:
+            marks = list(ns.marks)
+            if (slow(*v) and ns.id == "strict-cpu") or slow_everywhere(*v):
+                marks.append(pytest.mark.slow)
+            yield pytest.param(*ns.values, *v, id="-".join([*map(str, v), ns.id]), marks=marks)
+
+
+@pytest.mark.parametrize(
+    "ns,device,n_classes,name",
+    list(
+        _slow_on_the_default_strict_device(
+            [(n_classes, name) for n_classes in (2, 3) for name in sorted(KERNEL)],
+            lambda n_classes, name: name in COSTLIER,
+            lambda n_classes, name: name in COSTLIER and n_classes == 3,
+        )
+    ),
+)
 def test_kernel_estimators_on_the_arrays_device(ns, device, name, n_classes):
     """The same corrections as on numpy, every output equal to rounding, each answer in
     the namespace and on the device of the input."""
@@ -546,8 +571,14 @@ def test_scikit_learn_array_api_check_with_values(ns, device, cls):
     )
 
 
-@pytest.mark.parametrize("ns,device", NAMESPACES)
-@pytest.mark.parametrize("rule", ["project", "project_new", "merge"])
+@pytest.mark.parametrize(
+    "ns,device,rule",
+    list(
+        _slow_on_the_default_strict_device(
+            [("project",), ("project_new",), ("merge",)], lambda rule: True
+        )
+    ),
+)
 def test_a_budget_on_the_device(ns, device, rule):
     """A budgeted model on the device: maintenance steps there (the store cut, merged
     rows made where the store is), the same corrections as on numpy, at most ``budget``

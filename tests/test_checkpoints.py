@@ -83,8 +83,29 @@ def same_model(a, b, X):
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-@pytest.mark.parametrize("make", FACTORIES)
-@pytest.mark.parametrize("sparse", [False, True])
+#: The cases of make test-all only, as ``(value, factory index)``: the margin
+#: Perceptron's 30 epochs (index 6) write about a hundred checkpoints (10 s on 2 cores),
+#: and make test checks its checkpoints in test_resume_after_an_interruption[1-<lambda>6]
+#: (and in tests/test_margin_perceptron_stop.py); PUMMA's and kernel PUMMA's CSR fits
+#: (indices 4 and 7, 1 s each) are checkpointed there on dense rows.
+SLOW_CHECKPOINTED = {(False, 6), (True, 6), (True, 4), (True, 7)}
+SLOW_RESUMED = {(4, 6)}
+
+
+def _cases(values, slow):
+    """``(make, value)`` for every factory and value, with the ids pytest gives
+    (``{value}-<lambda>{i}``), marked slow where ``(value, i)`` is in ``slow``."""
+    for value in values:
+        for i, make in enumerate(FACTORIES):
+            yield pytest.param(
+                make,
+                value,
+                id=f"{value}-<lambda>{i}",
+                marks=[pytest.mark.slow] if (value, i) in slow else [],
+            )
+
+
+@pytest.mark.parametrize("make,sparse", list(_cases([False, True], SLOW_CHECKPOINTED)))
 def test_checkpointed_fit_is_the_plain_fit(make, sparse, tmp_path):
     X, y = make_blobs_pm(n=120, d=5, n_classes=3, seed=4, sparse_density=0.7 if sparse else None)
     plain = make().fit(X, y)
@@ -97,8 +118,7 @@ def test_checkpointed_fit_is_the_plain_fit(make, sparse, tmp_path):
     same_model(again, plain, X)
 
 
-@pytest.mark.parametrize("make", FACTORIES)
-@pytest.mark.parametrize("stop_after", [1, 4])
+@pytest.mark.parametrize("make,stop_after", list(_cases([1, 4], SLOW_RESUMED)))
 def test_resume_after_an_interruption(make, stop_after, tmp_path, monkeypatch):
     """The run dies right after its stop_after-th checkpoint (mid-epoch or at its end)."""
     X, y = make_blobs_pm(n=150, d=4, n_classes=2, seed=5)

@@ -58,8 +58,27 @@ def _serial(est, X, y, blocks, classes):
     return model
 
 
-@pytest.mark.parametrize("est", ESTIMATORS, ids=lambda e: type(e).__name__)
-@pytest.mark.parametrize("kind", ["dense", "sparse"])
+#: The estimators fitted on sparse blocks in make test (each estimator on dense blocks
+#: there, but for these two, which tests/conftest.py's HEAVY moves to make test-all);
+#: the others' sparse fits are in make test-all.
+SPARSE_IN_MAKE_TEST = {"ALMAClassifier", "PerceptronClassifier"}
+
+
+@pytest.mark.parametrize(
+    "kind,est",
+    [
+        pytest.param(
+            kind,
+            est,
+            id=f"{kind}-{type(est).__name__}",
+            marks=[pytest.mark.slow]
+            if kind == "sparse" and type(est).__name__ not in SPARSE_IN_MAKE_TEST
+            else [],
+        )
+        for kind in ("dense", "sparse")
+        for est in ESTIMATORS
+    ],
+)
 def test_incremental_equals_partial_fit_over_the_blocks(dask_client, est, kind):
     X, y = make_blobs_pm(n=360, d=6, n_classes=3, seed=4)
     classes = np.unique(y)

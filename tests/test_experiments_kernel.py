@@ -397,6 +397,10 @@ def test_scores_cover_every_published_cell(quick):
 # -- resumption ---------------------------------------------------------------------------
 
 
+# the quick USPS run (10 s on 2 cores) is for make test-all: make test resumes the
+# runner's documents in tests/test_experiments.py (Table 6) and runs the kernel cells
+# in test_epoch_records_equal_separate_fits
+@pytest.mark.slow
 def test_complete_json_computes_nothing(quick, shared_data, tmp_path):
     first = quick("gentile-usps")
     shutil.copy(first.json_path, tmp_path / "again.json")
@@ -409,6 +413,7 @@ def test_complete_json_computes_nothing(quick, shared_data, tmp_path):
     assert again.markdown == first.markdown
 
 
+@pytest.mark.slow  # the quick USPS run, as above
 def test_deleted_cell_is_the_only_one_recomputed(quick, shared_data, tmp_path):
     first = quick("gentile-usps")
     doc = json.loads(first.json_path.read_text())
@@ -436,8 +441,11 @@ def test_deleted_cell_is_the_only_one_recomputed(quick, shared_data, tmp_path):
     )
 
 
-def test_other_options_start_over(quick, tmp_path, caplog):
-    shutil.copy(quick("gentile-usps").json_path, tmp_path / "run.json")
+def test_other_options_start_over(tmp_path, caplog):
+    """The quick run's document (its cells' values faked, not computed), run again with
+    another option: started over."""
+    quick = gk.USPS.build_spec(quick=True)
+    run(quick, lambda cell, cache: {"fake": 0}, tmp_path / "run.json", quiet=True)
     spec = gk.USPS.build_spec(quick=True, permutations=1)
     with caplog.at_level("WARNING", logger="marginkit.experiments"):
         report = run(spec, lambda cell, cache: {"fake": 1}, tmp_path / "run.json", quiet=True)

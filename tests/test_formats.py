@@ -392,6 +392,9 @@ def test_a_csv_row_longer_than_pyarrows_block(tmp_path):
 # -- indices: 32 or 64 bits, and absurd ones -----------------------------------------------------
 
 
+# 64-bit indices compile a second svmlight reader (about 30 s of CPU on a cold numba
+# cache, in each pytest-xdist worker that reads such a file): make test-all
+@pytest.mark.slow
 def test_indices_as_wide_as_needed():
     X, _ = read_svmlight(b"1 5:1\n")
     assert X.indices.dtype == np.int32 and X.indptr.dtype == np.int32

@@ -57,12 +57,15 @@ def noisy(n=150, n_classes=3, seed=1, d=5):
 
 def _cases():
     """Every estimator and rule on two classes; on three, two in ``make test`` and the
-    rest (a few seconds each in the reference) in ``make test-all``."""
+    rest (a few seconds each in the reference) in ``make test-all``, with three of the
+    two-class cases whose estimator and rule ``make test`` fits in others (tests/
+    conftest.py's HEAVY moves more)."""
     quick = {("alma", "project"), ("romma", "merge"), ("perceptron", "project_new")}
+    heavier = {("aggressive", "project"), ("romma-soft", "merge"), ("perceptron", "merge")}
     for n_classes in (2, 3):
         for name in sorted(ESTIMATORS):
             for rule in RULES:
-                slow = n_classes == 3 and (name, rule) not in quick
+                slow = (name, rule) not in quick if n_classes == 3 else (name, rule) in heavier
                 marks = [pytest.mark.slow] if slow else []
                 yield pytest.param(name, rule, n_classes, marks=marks)
 
@@ -136,8 +139,16 @@ def test_a_budget_never_reached_gives_the_exact_model(name, sparse):
         np.testing.assert_array_equal(big.decision_function(X), exact.decision_function(X))
 
 
-@pytest.mark.parametrize("rule", RULES)
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize(
+    "sparse,rule",
+    # the merge rule's stream (3 s on 2 cores) in make test-all; make test bounds its
+    # store in test_equals_the_reference
+    [
+        pytest.param(sparse, rule, marks=[pytest.mark.slow] if rule == "merge" else [])
+        for sparse in (False, True)
+        for rule in RULES
+    ],
+)
 def test_never_more_vectors_than_the_budget(rule, sparse):
     """After every chunk of a stream, at most ``budget`` stored vectors, and the model
     still learns (well above chance on held-out rows)."""
@@ -401,8 +412,17 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     assert "_kept_inverse" not in state.__getstate__()
 
 
-@pytest.mark.parametrize("rule", ["project", "project_new"])
-@pytest.mark.parametrize("fmt", ["skops", "pickle"])
+@pytest.mark.parametrize(
+    "fmt,rule",
+    # the pickle of the second rule in make test-all (the fit at the default passes, 2 to
+    # 5 s a case on 2 cores); make test saves it with skops, tests/conftest.py's HEAVY
+    # moves the first rule's
+    [
+        pytest.param(fmt, rule, marks=[pytest.mark.slow] if fmt == "pickle" else [])
+        for fmt in ("skops", "pickle")
+        for rule in ("project", "project_new")
+    ],
+)
 def test_saved_and_loaded(tmp_path, fmt, rule):
     """A budgeted model saves, loads (its checks pass), predicts the same and trains on
     within its budget, bit for bit as the model that was not saved."""
@@ -476,7 +496,14 @@ def test_a_failed_partial_fit_leaves_nothing_to_the_next(rule):
     np.testing.assert_array_equal(est.decision_function(X), twin.decision_function(X))
 
 
-@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize(
+    # one rule in make test (4 s a rule on 2 cores), the others in make test-all
+    "rule",
+    [
+        pytest.param(rule, marks=[] if rule == "project_new" else [pytest.mark.slow])
+        for rule in RULES
+    ],
+)
 def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
     """With the next block's products made in a worker thread (more than two cores), a
     maintenance step waits for them before it changes the store (sparse rows crashed

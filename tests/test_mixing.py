@@ -175,8 +175,19 @@ def test_corrections_mixing_weighs_the_shards_by_their_corrections(threads, rows
     np.testing.assert_array_equal(clf.n_corrections_per_epoch_, [counts.astype(np.int64)])
 
 
-@pytest.mark.parametrize("mixing", ["uniform", "corrections"])
-@pytest.mark.parametrize("n_shards", [2, 4, 8])
+@pytest.mark.parametrize(
+    "n_shards,mixing",
+    # mixing by corrections on 4 and 8 shards (1 to 2 s each on 2 cores) in make test-all
+    [
+        pytest.param(
+            n_shards,
+            mixing,
+            marks=[pytest.mark.slow] if mixing == "corrections" and n_shards > 2 else [],
+        )
+        for mixing in ("uniform", "corrections")
+        for n_shards in (2, 4, 8)
+    ],
+)
 def test_mixed_perceptron_keeps_mcdonalds_mistake_bound(threads, mixing, n_shards):
     """Theorem 3 of McDonald, Hall and Mann (2010): on data separable with margin gamma,
     sum over epochs n and shards i of mu_(i,n) k_(i,n) <= R^2 / gamma^2 (k_(i,n) the

@@ -173,9 +173,31 @@ def make_case(name):
     return cls(**{"shuffle": False, **params}), n_classes
 
 
+#: The input formats of each case that run only in ``make test-all`` (about 2 s a fit
+#: on 2 cores): ``make test`` fits each rule (ALMA, the Perceptron, ROMMA with and
+#: without its soft margin, aggressive ROMMA), output, kernel and cache setting on one
+#: format or the other; tests/conftest.py's HEAVY moves more.
+SLOW_FORMATS = {
+    "alma-rbf-voted-3": {"csr"},
+    "alma-rbf-last-3": {"dense"},
+    "alma-rbf-last-2-nocache": {"dense", "csr"},
+    "alma-poly-avg-3": {"dense"},
+    "alma-poly-voted-2": {"dense", "csr"},
+    "alma-poly-last-2": {"dense", "csr"},
+    "perceptron-poly-voted-2": {"dense"},
+    "romma-rbf-last-3-nocache": {"dense"},
+}
+
+
+def _one_process_cases():
+    for sparse, fmt in [(False, "dense"), (True, "csr")]:
+        for name in CASES:
+            marks = [pytest.mark.slow] if fmt in SLOW_FORMATS.get(name, ()) else []
+            yield pytest.param(name, sparse, id=f"{name}-{fmt}", marks=marks)
+
+
 @pytest.mark.exactness
-@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name,sparse", list(_one_process_cases()))
 def test_the_one_process_model(client, name, sparse):
     est, n_classes = make_case(name)
     X, y = data(n_classes, sparse, seed=list(CASES).index(name))

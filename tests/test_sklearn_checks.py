@@ -93,13 +93,62 @@ def expected_failures(estimator):
     return ORDER_BOUND
 
 
-@parametrize_with_checks(DEFAULTS, expected_failed_checks=expected_failures)
+def _slow_where(parametrize, slow):
+    """The ``parametrize`` mark of ``parametrize_with_checks``, with the slow mark on
+    the cases where ``slow(check_name)``, on those expected to fail and on those that
+    fit read-only memory maps (their ids and other marks kept).
+
+    An expected failure (ORDER_BOUND, NOT_87) can neither fail nor pass ``make test``
+    (its mark is not strict); read-only arrays make the engines' compiled passes a
+    signature of their own that no other test of ``make test`` asks for (5 to 15 s of
+    numba compilation apiece, in each pytest-xdist worker, on a cold cache). ``make
+    test-all`` runs them all."""
+    argnames, cases = parametrize.args
+    out = []
+    for case in cases:
+        values, marks, case_id = (
+            (case.values, list(case.marks), case.id)
+            if hasattr(case, "marks")
+            else (case, [], None)
+        )
+        _, check = values
+        name = getattr(check, "func", check).__name__
+        read_only = name == "check_readonly_memmap_input" or bool(
+            getattr(check, "keywords", {}).get("readonly_memmap")
+        )
+        expected_to_fail = any(mark.name == "xfail" for mark in marks)
+        if slow(name) or read_only or expected_to_fail:
+            marks.append(pytest.mark.slow)
+        out.append(pytest.param(*values, marks=marks, id=case_id))
+    return pytest.mark.parametrize(argnames, out, **parametrize.kwargs)
+
+
+@_slow_where(
+    parametrize_with_checks(DEFAULTS, expected_failed_checks=expected_failures),
+    lambda check: False,
+)
 def test_sklearn_compatible_at_defaults(estimator, check):
     """Every estimator at its defaults, with no check expected to fail but those of
     ORDER_BOUND."""
     check(estimator)
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures)
+#: The checks that fit several data sets (sparse ones in every scipy format, class
+#: weights on noisy blobs, training at several dtypes and memory layouts): for the
+#: other settings below (0.3 to 5 s a check for the kernel estimators on 2 cores) they
+#: run in ``make test-all``. ``make test`` runs them for every estimator at its defaults
+#: above, and every other check for every setting here.
+FITS_MANY = {
+    "check_classifiers_train",
+    "check_estimator_sparse_matrix",
+    "check_estimator_sparse_array",
+    "check_class_weight_classifiers",
+}
+
+
+@_slow_where(
+    parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failures),
+    lambda check: check in FITS_MANY,
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

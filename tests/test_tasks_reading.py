@@ -116,6 +116,19 @@ def test_an_absurd_index_is_one_line(data, capsys, monkeypatch):
         line = one_error_line(capsys.readouterr().err)
         assert "line 2: feature index 2000000000 is beyond n_features=5" in line
         assert "the model takes 5 features" in line
+    # 2e9 features fit a machine with more memory than this one says it has
+    monkeypatch.setattr(tasks, "_physical_memory", lambda: 2**30)
+    with pytest.raises(ValueError, match="2000000000 features .*more than this machine's 1 GiB"):
+        train(folder / "far.svm", "alma", model)
+
+
+# An index past 2^31 - 1: the svmlight reader's 64-bit indices, a second compilation of
+# it (about 30 s of CPU on a cold numba cache, in each pytest-xdist worker that reads
+# such a file), for make test-all; tests/test_formats.py reads them there too.
+@pytest.mark.slow
+def test_an_absurd_width_is_one_line(data, capsys):
+    folder, _, _ = data
+    model = folder / "m.skops"
     (folder / "huge.svm").write_text("1 1:1\n-1 1000000000000:1\n")
     argv = ["train", str(folder / "huge.svm"), "--estimator", "alma", "--model", str(model)]
     assert main(argv) == 2
@@ -123,10 +136,6 @@ def test_an_absurd_index_is_one_line(data, capsys, monkeypatch):
     assert "1000000000000 features (the largest index in the file)" in line
     assert main([*argv, "--chunk-size", "1"]) == 2
     assert "a model that wide needs about" in one_error_line(capsys.readouterr().err)
-    # 2e9 features fit a machine with more memory than this one says it has
-    monkeypatch.setattr(tasks, "_physical_memory", lambda: 2**30)
-    with pytest.raises(ValueError, match="2000000000 features .*more than this machine's 1 GiB"):
-        train(folder / "far.svm", "alma", model)
 
 
 def test_running_out_of_memory_while_training_is_one_line(data, monkeypatch, capsys):
