@@ -163,11 +163,11 @@ def _entries_from_the_start(monkeypatch):
 
 
 def _filling_cases():
-    """Every estimator and rule; the merge (a few seconds each) of kernel ALMA in
-    ``make test``, of the others in ``make test-all``."""
+    """Every estimator and rule; the merge (a few seconds each) in ``make test-all``
+    (``make test`` fills a merging store in the tests below)."""
     for name in sorted(ESTIMATORS):
         for rule in RULES:
-            slow = rule == "merge" and name != "alma"
+            slow = rule == "merge"
             yield pytest.param(name, rule, marks=[pytest.mark.slow] if slow else [])
 
 

@@ -179,7 +179,7 @@ def make_case(name):
 #: format or the other; tests/conftest.py's HEAVY moves more.
 SLOW_FORMATS = {
     "alma-rbf-voted-3": {"csr"},
-    "alma-rbf-last-3": {"dense"},
+    "alma-rbf-last-3": {"dense", "csr"},
     "alma-rbf-last-2-nocache": {"dense", "csr"},
     "alma-poly-avg-3": {"dense"},
     "alma-poly-voted-2": {"dense", "csr"},
