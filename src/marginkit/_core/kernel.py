@@ -55,7 +55,13 @@ from .._utils import times_power_of_two
 from .arrays import HOST, Host, to_numpy
 from .budget import NO_VOTE, maintain
 from .kernels import Kernel, thread_pool
-from .linear import RULE_AGGRESSIVE_ROMMA, RULE_ALMA, RULE_PERCEPTRON, RULE_ROMMA, UNWEIGHTED
+from .linear import (
+    RULE_AGGRESSIVE_ROMMA,
+    RULE_ALMA,
+    RULE_PERCEPTRON,
+    RULE_ROMMA,
+    row_weights,
+)
 
 # Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
 FLUSH_RATIO = 1e-4
@@ -1745,7 +1751,7 @@ class _Corrections:
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), state.slack)
         P, old = state.problems(), state.old(m0)
         room, adds = self.room(rows)
-        weight = UNWEIGHTED if self.weight is None else self.weight[rows]
+        weight = row_weights(self.weight, rows)
         pos = 0
 
         def own(c):

@@ -160,15 +160,35 @@ CsrRows = namedtuple(
 )
 
 
+def read_only(a):
+    """``a`` if it is read-only, else a read-only view of it.
+
+    The passes only read the rows and their weights. numba compiles a pass once per
+    argument type, and a writeable and a read-only array are two types; input arrives
+    as either (a user's array, a memory map, :data:`UNWEIGHTED`), so the passes are
+    handed read-only arrays only: one compiled pass per format, not four."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+def row_weights(weight, rows):
+    """The weights of ``rows`` (:data:`UNWEIGHTED` where ``weight`` is None), read-only."""
+    return UNWEIGHTED if weight is None else read_only(weight[rows])
+
+
 def rows_of(batch):
     """The rows of a batch (``X``, or ``indptr, indices, data`` where ``is_sparse``, and
     ``aug``, ``xscale``, ``weight``) as the passes read them: :data:`DenseRows` or
-    :data:`CsrRows`."""
+    :data:`CsrRows`, read-only (:func:`read_only`; ``indptr`` int64) but for
+    ``xscale``, which the passes fill in."""
+    weight = read_only(batch.weight)
     if batch.is_sparse:
-        return CsrRows(
-            batch.indptr, batch.indices, batch.data, batch.aug, batch.xscale, batch.weight
-        )
-    return DenseRows(batch.X, batch.aug, batch.xscale, batch.weight)
+        indptr = read_only(batch.indptr.astype(np.int64, copy=False))
+        data = read_only(batch.data)
+        return CsrRows(indptr, read_only(batch.indices), data, batch.aug, batch.xscale, weight)
+    return DenseRows(read_only(batch.X), batch.aug, batch.xscale, weight)
 
 
 @njit(inline="always", **NUMBA_OPTS)

@@ -37,7 +37,7 @@ from .kernel import (
     run_blocks,
 )
 from .kernels import Kernel
-from .linear import UNWEIGHTED, Rule
+from .linear import Rule, row_weights
 
 
 @njit(cache=True, nogil=True)
@@ -530,7 +530,7 @@ class _Pairs:
         Y_b = self.Y[rows]
         sums = Sums(F, np.empty((b, C)), state.kept_sums(cache), self.slack)
         old = state.old(m0)
-        weight = UNWEIGHTED if self.weight is None else self.weight[rows]
+        weight = row_weights(self.weight, rows)
         walk_block = PairBlock(Gb, Y_b, rows, kpos0, kneg0, self.lam, weight)
         pos = 0
 
