@@ -185,6 +185,68 @@ def _cuda_usable():
     return torch.cuda.is_available()
 
 
+def _compile_shares():
+    """The compiled engines that take longest to compile, each made by one tiny call,
+    in two shares of about equal compile time."""
+    import tempfile
+
+    import scipy.sparse as sp
+
+    import marginkit as mk
+    from marginkit import formats
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 4))
+    y = np.arange(40) % 2
+    Xs = sp.csr_matrix(X)
+
+    def text_file(text, suffix):
+        with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+            f.write(text)
+        return f.name
+
+    def read(reader, text, suffix):
+        path = text_file(text, suffix)
+        try:
+            reader(path)
+        finally:
+            os.unlink(path)
+
+    return (
+        (
+            lambda: mk.PUMMAClassifier(max_iter=2).fit(X, y),
+            lambda: mk.ALMAClassifier(max_iter=2).fit(Xs, y),
+            lambda: mk.KernelALMAClassifier(max_iter=2).fit(X, y),
+            lambda: read(formats.read_csv, "1,0.5,2\n0,1.5,-1\n", ".csv"),
+        ),
+        (
+            lambda: read(formats.read_svmlight, "1 1:0.5 3:2\n-1 2:1e-3\n", ".svm"),
+            lambda: mk.ALMAClassifier(max_iter=2).fit(X, y),
+            lambda: mk.PUMMAClassifier(max_iter=2).fit(Xs, y),
+            lambda: mk.KernelPUMMAClassifier(max_iter=2).fit(X, y),
+            lambda: mk.ALMAClassifier(max_iter=2, output="voted").fit(Xs, y).predict(Xs),
+        ),
+    )
+
+
+def pytest_configure(config):
+    """Under pytest-xdist, each worker first compiles a share of the slowest engines to
+    numba's cache, the other share left to the other worker: on a fresh checkout both
+    would otherwise compile the same engine at the same moment for the first tests that
+    use it. With the cache filled, this loads it (a second or two)."""
+    import warnings
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker.startswith("gw") or count < 2:
+        return
+    shares = _compile_shares()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for call in shares[int(worker[2:]) % len(shares)]:
+            call()
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid in HEAVY:
