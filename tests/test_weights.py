@@ -360,7 +360,7 @@ def test_a_perceptron_weight_is_the_row_times_it(sparse):
     if sparse:
         X, scaled = sp.csr_matrix(X), sp.csr_matrix(scaled)
     for output in ["last", "avg"]:
-        params = {"fit_intercept": False, "output": output, "max_iter": 3, "random_state": 0}
+        params = {"fit_intercept": False, "output": output, "max_iter": 3, "shuffle": False}
         a = PerceptronClassifier(**params).fit(X, y, sample_weight=c)
         b = PerceptronClassifier(**params).fit(scaled, y)
         np.testing.assert_array_equal(a.coef_, b.coef_)

@@ -246,6 +246,7 @@ class OnlineClassifier(
         X, y, weights, kept = self._start_fit(X, y, sample_weight)
         with self._rows_to_train(X, y, weights) as (X, y, weights):
             orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
+            orders.over(X, y, weights)
             self._end_of_passes(self._passes(X, y, orders, callback, weights=weights))
         self._left_out(kept, n)
         return self

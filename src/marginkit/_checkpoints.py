@@ -15,6 +15,7 @@ from sklearn.utils.validation import _num_samples
 from . import _checks as check
 from . import persistence
 from ._core.arrays import to_numpy
+from ._order import epoch_order, rows_by_content
 from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY, WHY_KEY
 from ._registry import UntrustedFileError, trusted_type
 
@@ -62,6 +63,10 @@ class EpochOrders:
     ``random_state`` is advanced past all the permutations at once, as a fit that made
     them at the start would leave it. An int seeds a generator of the fit's own; None
     draws that seed from numpy's global generator, so that each fit shuffles anew.
+    The permutations are of the rows sorted by content, once :meth:`over` has been
+    given them (:func:`marginkit._order.rows_by_content`): the epochs then do not depend
+    on the order in which the rows were given. A checkpoint of a version before that
+    (``by_content`` False) resumes with the permutations of the positions it began with.
     """
 
     def __init__(self, n, n_epochs, shuffle, random_state):
@@ -75,7 +80,15 @@ class EpochOrders:
             if isinstance(random_state, np.random.RandomState):
                 for _ in range(self.n_epochs):
                     rng.permutation(self.n)
+        self.by_content = self.shuffle
+        self._rng, self._made, self._last, self.rows = None, 0, None, None
+
+    def over(self, X, y, weights=None):
+        """Shuffle the rows of ``X`` (labels ``y``, ``weights``) sorted by content, from
+        the next epoch made: the rows of the fit, or those it resumes on."""
+        self.rows = rows_by_content(X, y, weights) if self.by_content else None
         self._rng, self._made, self._last = None, 0, None
+        return self
 
     def __len__(self):
         return self.n_epochs
@@ -88,7 +101,7 @@ class EpochOrders:
             self._rng.set_state(("MT19937", *self.start))
             self._made = 0
         while self._made <= epoch:
-            self._last = self._rng.permutation(self.n)
+            self._last = epoch_order(self._rng, self.n, True, self.rows)
             self._made += 1
         return self._last
 
@@ -98,19 +111,25 @@ class EpochOrders:
             "n_epochs": self.n_epochs,
             "shuffle": self.shuffle,
             "start": self.start,
+            "by_content": self.by_content,
         }
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._rng, self._made, self._last = None, 0, None
+        self.by_content = state.get("by_content", False)
+        self._rng, self._made, self._last, self.rows = None, 0, None, None
 
     def _check_loaded(self, where, n_epochs, shuffle, n=None):
         """The orders of ``n_epochs`` epochs (shuffled or not) over ``n`` rows (any number
         when None; returned): the generator's state one that numpy reads within its key."""
         w = f"{where}."
         check.attributes(
-            self, where, ("n", "n_epochs", "shuffle", "start", "_rng", "_made"), ("_last",)
+            self,
+            where,
+            ("n", "n_epochs", "shuffle", "start", "_rng", "_made"),
+            ("_last", "by_content", "rows"),
         )
+        check.flag(self.by_content, w + "by_content")
         got = check.integer(self.n, w + "n", 1)
         n = got if n is None else check.equal(got, w + "n", n)
         check.equal(check.integer(self.n_epochs, w + "n_epochs", 1), w + "n_epochs", n_epochs)
@@ -267,7 +286,7 @@ class Resumable:
     def _train_resumable(self, X, y, callback, save, every, weights=None):
         """Train from ``self._resume`` on the rows of X (of ``weights``), calling
         ``save()`` at each checkpoint."""
-        orders = self._resume["orders"]
+        orders = self._resume["orders"].over(X, y, weights)
         self._passes(
             X, y, orders, callback, resume=self._resume, save=save, every=every, weights=weights
         )

@@ -86,7 +86,9 @@ EARLY_STOPPING_DOC = """early_stopping : bool, default=False
         Not offered with checkpoints or streamed fits (:func:`marginkit.fit_file`),
         which hold no rows out.
     validation_fraction : float in (0, 1), default=0.1
-        The share of the rows held out by ``early_stopping``.
+        The share of the rows held out by ``early_stopping`` (each class in
+        proportion; with ``shuffle``, drawn from the rows sorted by content, so that
+        their order does not decide which).
     n_iter_no_change : int >= 1, default=3
         Passes in a row that do not improve before the passes end: by ``tol``'s rule
         (on the corrections, or on the growth of kernel ROMMA's soft-margin norm), or,
@@ -126,8 +128,11 @@ SHUFFLE_DOC = """shuffle : bool, default=True
         ``random_state``, as scikit-learn's ``Perceptron`` and ``SGDClassifier`` do, so
         that the model does not depend on the order of the rows: an online model
         follows the latest rows it saw, and data files are often sorted by class
-        (docs/defaults.md). ``shuffle=False`` presents them in the order given, as the
-        papers' runs do (the reproductions pass it). :meth:`partial_fit` and
+        (docs/defaults.md). The order shuffled is that of the rows sorted by their
+        content, so that the same rows given in any order make the same passes, and so
+        the same model but for the rounding of ``gamma="scale"`` and of the BLAS
+        products. ``shuffle=False`` presents them in the order given, as the papers'
+        runs do (the reproductions pass it). :meth:`partial_fit` and
         :func:`marginkit.fit_file` learn a stream in its own order whatever it says,
         and warn once when the stream comes in long runs of one label.
     random_state : int, RandomState instance or None, default=None

@@ -25,6 +25,7 @@ from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
 from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
+from ._order import rows_by_content
 from ._passes import ended_early
 from ._utils import peak_of, times_power_of_two
 
@@ -549,7 +550,13 @@ class KernelOnlineClassifier(OnlineClassifier):
         if not getattr(self, "early_stopping", False):
             yield X, y, weights
             return
-        train, held = validation_split(to_numpy(y), self.validation_fraction, self.random_state)
+        # with shuffle, held out from the rows sorted by content: whatever their order
+        n = X.shape[0]
+        rows = rows_by_content(X, y, weights) if self.shuffle else np.arange(n)
+        train, held = validation_split(
+            to_numpy(y)[rows], self.validation_fraction, self.random_state
+        )
+        train, held = np.sort(rows[train]), np.sort(rows[held])
         part = [_safe_indexing(a, rows) for a in (X, y) for rows in (train, held)]
         self._validation = Validation(self, part[1], part[3])
         try:

@@ -15,13 +15,21 @@ of one label then 500 of the other do, as soon as the second label has been seen
 The record is a few integers per class, however long the stream: the label of the run
 in progress and its length, whether the warning was given, and each class's rows and
 longest run (:func:`new_record`).
+
+A fit's passes, by contrast, take no order from the data: :func:`rows_by_content`
+sorts the rows by what they hold (a hash of each row's bits, then its label and
+weight), and :func:`epoch_order` shuffles that sorted list, so that the same rows in
+any order are presented in the same sequence (the rows in the order given with
+``shuffle=False``, the papers' setting).
 """
 
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 
 from . import _checks as check
+from ._core.arrays import to_numpy
 from ._utils import user_level
 
 #: the shortest run that can warn (small data make long runs by chance)
@@ -102,3 +110,73 @@ def warn_once(est, record, y_codes, classes):
         StreamOrderWarning,
         stacklevel=user_level(),
     )
+
+
+#: the seed of the multipliers of :func:`rows_by_content`'s hash (any fixed value: it
+#: only has to be the same in every fit)
+_HASH_SEED = 0x6D61726B
+
+
+def _mixed(bits):
+    """Each 64-bit word multiplied by an odd constant, its high half then folded into
+    its low half, in place (0 stays 0): a float's bits often end in zeros, which a
+    sum of products modulo 2^64 alone would keep."""
+    bits *= np.uint64(0x9E3779B97F4A7C15)
+    bits ^= bits >> np.uint64(32)
+    return bits
+
+
+def _row_hashes(X, block=1 << 20):
+    """A 64-bit hash of each row of X, computed from the bits of its entries alone:
+    ``sum_j mix(bits(x_j)) m_j`` modulo 2^64 (:func:`_mixed`), with fixed odd
+    multipliers ``m_j``; a stored zero of a sparse row counts as an absent one. Dense
+    rows go by blocks of about ``block`` entries (the memory of one such block)."""
+    m = np.random.default_rng(_HASH_SEED).integers(
+        0, np.iinfo(np.uint64).max, size=X.shape[1], dtype=np.uint64, endpoint=True
+    )
+    m |= np.uint64(1)
+    if sp.issparse(X):
+        X = X.tocsr()
+        bits = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64)
+        words = _mixed(bits.copy()) * m[X.indices]
+        sums = np.zeros(words.shape[0] + 1, dtype=np.uint64)
+        np.cumsum(words, out=sums[1:])
+        return sums[X.indptr[1:]] - sums[X.indptr[:-1]]
+    n, d = X.shape
+    out = np.empty(n, dtype=np.uint64)
+    step = max(1, block // max(1, d))
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        rows = np.asarray(to_numpy(X[lo:hi, ...]), dtype=np.float64)
+        out[lo:hi] = _mixed(np.array(rows).view(np.uint64)) @ m
+    return out
+
+
+def rows_by_content(X, y, weight=None):
+    """The rows of X (a NumPy array, a SciPy sparse matrix or an array of another Array
+    API library, read in blocks on the host) sorted by their content.
+
+    Sorted by a hash of the row (:func:`_row_hashes`), then its label, then its weight:
+    the same rows in another order give the same sequence, but for rows that are the
+    same in all three (which train alike, wherever they stand) and for two rows whose
+    hashes collide (a chance of about 2^-64 a pair)."""
+    y = np.asarray(to_numpy(y))
+    if y.ndim > 1:
+        labels = _row_hashes(np.asarray(y, dtype=np.float64))
+    else:
+        labels = np.unique(y, return_inverse=True)[1].reshape(-1)
+    keys = [labels, _row_hashes(X)]
+    if weight is not None:
+        weight = np.ascontiguousarray(to_numpy(weight), dtype=np.float64)
+        keys.insert(0, weight.view(np.uint64))
+    return np.lexsort(keys)
+
+
+def epoch_order(rng, n, shuffle, rows=None):
+    """The order of one epoch over ``n`` rows: ``rng``'s permutation of ``rows``
+    (:func:`rows_by_content`; of ``range(n)`` where None), or the rows as given
+    without ``shuffle``."""
+    if not shuffle:
+        return np.arange(n)
+    order = rng.permutation(n)
+    return order if rows is None else rows[order]

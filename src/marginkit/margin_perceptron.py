@@ -14,6 +14,7 @@ from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
 from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
+from ._order import epoch_order, rows_by_content
 from ._passes import ended_early, still_improving
 from ._utils import user_level
 from ._weights import CLASS_WEIGHT_DOC
@@ -277,10 +278,11 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         step = n if every is None else int(every)
         batch = self._batch(X, weights)
         targets = self._targets(y)
+        rows = rows_by_content(X, y, weights) if self.shuffle else None
 
         def epoch(j):
             if r["pos"] == 0:  # a new epoch
-                r["order"] = r["rng"].permutation(n) if self.shuffle else np.arange(n)
+                r["order"] = epoch_order(r["rng"], n, self.shuffle, rows)
             lo = r["pos"]
             within = True
             while within and lo < n:

@@ -25,6 +25,7 @@ from ._core.pairs import PairState, train_pairs
 from ._core.state import PNormState, _resized
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
+from ._order import epoch_order, rows_by_content
 from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, ended_early
 from ._registry import trusted_type
 from ._utils import user_level
@@ -496,7 +497,8 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 changes += updates + conflicts
             return changes
 
-        _epochs_until_quiet(self, n, step, save, run_chunk, callback)
+        rows = rows_by_content(X, y, weights) if self.shuffle else None
+        _epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack, weights)
         _end_of_fit(self, r)
@@ -766,7 +768,8 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             updates, conflicts = train_pairs(state, data, Y, order[lo:hi], slack, params, cache)
             return updates + conflicts
 
-        _epochs_until_quiet(self, n, step, save, run_chunk, callback)
+        rows = rows_by_content(X, y, weights) if self.shuffle else None
+        _epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
         state.n_seen += n
         self._keep_margin(self._margins(data, Y, slack, weights))
         _end_of_fit(self, r)
@@ -837,13 +840,13 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
 
 
-def _epochs_until_quiet(est, n, step, save, run_chunk, callback):
+def _epochs_until_quiet(est, n, step, save, run_chunk, callback, rows=None):
     """PUMMA's epochs: until one makes no update (or ``tol`` ends them, or
     ``max_iter``), from ``est._resume``; ``callback(est, epoch)`` after each.
 
     ``run_chunk(order, lo, hi)`` trains on ``order[lo:hi]`` and returns the updates and
-    conflicts it made; with ``save``, a checkpoint follows every ``step`` trials and every
-    epoch.
+    conflicts it made; each epoch's order shuffles ``rows`` (:func:`epoch_order`); with
+    ``save``, a checkpoint follows every ``step`` trials and every epoch.
     """
     r = est._resume
     if "ended" not in r:
@@ -853,7 +856,7 @@ def _epochs_until_quiet(est, n, step, save, run_chunk, callback):
         # every one-vs-rest problem sees the same epochs, until none updates
         while not (r["done"] or r["ended"]) and est.n_epochs_ < est._max_iter:
             if r["pos"] == 0:  # a new epoch
-                r["order"] = r["rng"].permutation(n) if est.shuffle else np.arange(n)
+                r["order"] = epoch_order(r["rng"], n, est.shuffle, rows)
                 r["changes"] = 0
             lo = r["pos"]
             while lo < n:
