@@ -109,26 +109,30 @@ def test_early_stopping_holds_out_the_same_rows_in_any_order(digits_sorted):
 
 
 def test_rows_are_sorted_by_content_then_label_then_weight():
-    """Floats whose bits end in zeros (k / 16) hash apart; a stored zero of a sparse
-    row counts as an absent one; rows the same in content are ordered by label, then
-    weight; any order of the rows gives the same sorted rows."""
+    """Rows sort by their projection on a fixed direction, which sets apart rows whose
+    floats end in zero bits (k / 16), and moves only by rounding where the rows do
+    (a sparse row's, a row scaled by statistics summed in another order): any order of
+    the rows gives the same sorted rows; rows the same in content are ordered by label,
+    then weight."""
     rng = np.random.default_rng(0)
     X = rng.integers(0, 17, size=(300, 8)) / 16.0
     X[100:110] = X[0]  # ten copies of row 0, with other labels and weights
     y = rng.integers(0, 3, 300)
     w = rng.integers(1, 4, 300).astype(float)
-    assert np.unique(_order._row_hashes(X)).size == np.unique(X, axis=0).shape[0]
-    S = sp.csr_matrix(X)
-    np.testing.assert_array_equal(_order._row_hashes(X), _order._row_hashes(S))
-    S.data[::7] = 0.0  # stored zeros
-    np.testing.assert_array_equal(_order._row_hashes(S.toarray()), _order._row_hashes(S))
+    assert np.unique(_order._row_keys(X)).size == np.unique(X, axis=0).shape[0]
+    np.testing.assert_allclose(_order._row_keys(X), _order._row_keys(sp.csr_matrix(X)))
     rows = _order.rows_by_content(X, y, w)
+    scaled = StandardScaler().fit_transform(X)
     for seed in range(3):
         p = np.random.default_rng(seed).permutation(300)
         other = p[_order.rows_by_content(X[p], y[p], w[p])]
-        np.testing.assert_array_equal(X[rows], X[other])
-        np.testing.assert_array_equal(y[rows], y[other])
-        np.testing.assert_array_equal(w[rows], w[other])
+        for a in (X, y, w):
+            np.testing.assert_array_equal(a[rows], a[other])
+        rescaled = StandardScaler().fit_transform(X[p])  # its mean summed in p's order
+        np.testing.assert_array_equal(
+            X[_order.rows_by_content(scaled, y, w)],
+            X[p][_order.rows_by_content(rescaled, y[p], w[p])],
+        )
     same = np.flatnonzero((X[rows] == X[0]).all(axis=1))
     keys = list(zip(y[rows][same], w[rows][same], strict=True))
     assert keys == sorted(keys)

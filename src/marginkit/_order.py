@@ -17,7 +17,7 @@ in progress and its length, whether the warning was given, and each class's rows
 longest run (:func:`new_record`).
 
 A fit's passes, by contrast, take no order from the data: :func:`rows_by_content`
-sorts the rows by what they hold (a hash of each row's bits, then its label and
+sorts the rows by what they hold (a random projection of each row, then its label and
 weight), and :func:`epoch_order` shuffles that sorted list, so that the same rows in
 any order are presented in the same sequence (the rows in the order given with
 ``shuffle=False``, the papers' setting).
@@ -112,63 +112,46 @@ def warn_once(est, record, y_codes, classes):
     )
 
 
-#: the seed of the multipliers of :func:`rows_by_content`'s hash (any fixed value: it
-#: only has to be the same in every fit)
-_HASH_SEED = 0x6D61726B
+#: the seed of :func:`_row_keys`'s direction (any fixed value: it only has to be the
+#: same in every fit)
+_KEY_SEED = 0x6D61726B
 
 
-def _mixed(bits):
-    """Each 64-bit word multiplied by an odd constant, its high half then folded into
-    its low half, in place (0 stays 0): a float's bits often end in zeros, which a
-    sum of products modulo 2^64 alone would keep."""
-    bits *= np.uint64(0x9E3779B97F4A7C15)
-    bits ^= bits >> np.uint64(32)
-    return bits
-
-
-def _row_hashes(X, block=1 << 20):
-    """A 64-bit hash of each row of X, computed from the bits of its entries alone:
-    ``sum_j mix(bits(x_j)) m_j`` modulo 2^64 (:func:`_mixed`), with fixed odd
-    multipliers ``m_j``; a stored zero of a sparse row counts as an absent one. Dense
-    rows go by blocks of about ``block`` entries (the memory of one such block)."""
-    m = np.random.default_rng(_HASH_SEED).integers(
-        0, np.iinfo(np.uint64).max, size=X.shape[1], dtype=np.uint64, endpoint=True
-    )
-    m |= np.uint64(1)
-    if sp.issparse(X):
-        X = X.tocsr()
-        bits = np.ascontiguousarray(X.data, dtype=np.float64).view(np.uint64)
-        words = _mixed(bits.copy()) * m[X.indices]
-        sums = np.zeros(words.shape[0] + 1, dtype=np.uint64)
-        np.cumsum(words, out=sums[1:])
-        return sums[X.indptr[1:]] - sums[X.indptr[:-1]]
+def _row_keys(X, block=1 << 20):
+    """Each row of X projected on a fixed random direction (standard normal entries):
+    a number that any two different rows share with probability 0, and that moves by
+    rounding only where the row does (rows scaled by statistics summed in another order
+    keep their ranks). Rows of another Array API library are read in blocks of about
+    ``block`` entries on the host."""
+    r = np.random.default_rng(_KEY_SEED).standard_normal(X.shape[1])
+    if sp.issparse(X) or isinstance(X, np.ndarray):
+        return np.asarray(X @ r, dtype=np.float64).reshape(-1)
     n, d = X.shape
-    out = np.empty(n, dtype=np.uint64)
+    out = np.empty(n)
     step = max(1, block // max(1, d))
     for lo in range(0, n, step):
         hi = min(n, lo + step)
-        rows = np.asarray(to_numpy(X[lo:hi, ...]), dtype=np.float64)
-        out[lo:hi] = _mixed(np.array(rows).view(np.uint64)) @ m
+        out[lo:hi] = np.asarray(to_numpy(X[lo:hi, ...]), dtype=np.float64) @ r
     return out
 
 
 def rows_by_content(X, y, weight=None):
     """The rows of X (a NumPy array, a SciPy sparse matrix or an array of another Array
-    API library, read in blocks on the host) sorted by their content.
+    API library) sorted by their content: by their projection on a fixed random
+    direction (:func:`_row_keys`), then label, then weight.
 
-    Sorted by a hash of the row (:func:`_row_hashes`), then its label, then its weight:
-    the same rows in another order give the same sequence, but for rows that are the
-    same in all three (which train alike, wherever they stand) and for two rows whose
-    hashes collide (a chance of about 2^-64 a pair)."""
+    The same rows in another order give the same sequence, and so do rows whose values
+    differ by the rounding of a scaling fitted in another row order, but for rows that
+    are the same in all three (which train alike, wherever they stand) and for two
+    rows whose projections come within that rounding of each other."""
     y = np.asarray(to_numpy(y))
     if y.ndim > 1:
-        labels = _row_hashes(np.asarray(y, dtype=np.float64))
+        labels = np.asarray(y, dtype=np.float64) @ 2.0 ** np.arange(y.shape[1])
     else:
         labels = np.unique(y, return_inverse=True)[1].reshape(-1)
-    keys = [labels, _row_hashes(X)]
+    keys = [labels, _row_keys(X)]
     if weight is not None:
-        weight = np.ascontiguousarray(to_numpy(weight), dtype=np.float64)
-        keys.insert(0, weight.view(np.uint64))
+        keys.insert(0, np.ascontiguousarray(to_numpy(weight), dtype=np.float64))
     return np.lexsort(keys)
 
 
