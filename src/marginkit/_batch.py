@@ -24,7 +24,9 @@ class _Batch:
         self.n_samples, self.n_features = X.shape
         self.is_sparse = sp.issparse(X)
         if self.is_sparse:
-            self.indptr, indices, self.data = csr_arrays(X)
+            indptr, indices, self.data = csr_arrays(X)
+            # int64 whatever csr_arrays gives: one compiled pass for every CSR input
+            self.indptr = indptr.astype(np.int64, copy=False)
             # unsigned: the compiled loops then skip numba's negative-index wraparound
             self.indices = indices.view(np.uint32 if indices.dtype == np.int32 else np.uint64)
             self.X = _EMPTY_X

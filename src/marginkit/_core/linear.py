@@ -181,12 +181,11 @@ def row_weights(weight, rows):
 def rows_of(batch):
     """The rows of a batch (``X``, or ``indptr, indices, data`` where ``is_sparse``, and
     ``aug``, ``xscale``, ``weight``) as the passes read them: :data:`DenseRows` or
-    :data:`CsrRows`, read-only (:func:`read_only`; ``indptr`` int64) but for
-    ``xscale``, which the passes fill in."""
+    :data:`CsrRows`, read-only (:func:`read_only`) but for ``xscale``, which the passes
+    fill in."""
     weight = read_only(batch.weight)
     if batch.is_sparse:
-        indptr = read_only(batch.indptr.astype(np.int64, copy=False))
-        data = read_only(batch.data)
+        indptr, data = read_only(batch.indptr), read_only(batch.data)
         return CsrRows(indptr, read_only(batch.indices), data, batch.aug, batch.xscale, weight)
     return DenseRows(read_only(batch.X), batch.aug, batch.xscale, weight)
 
