@@ -28,6 +28,13 @@ def shared_data():
     return SHARED_DATA
 
 
+def slow_case(*values, slow=False, id=None):
+    """``pytest.param(*values, id=id)``, marked slow (``make test-all`` alone) where
+    ``slow``: a heavier case of a parametrized test whose lighter ones stay in ``make
+    test``."""
+    return pytest.param(*values, id=id, marks=[pytest.mark.slow] if slow else [])
+
+
 def one_error_line(err):
     """The one line a command-line mistake prints (``marginkit: error: ...``), checked
     to be alone and without a traceback."""

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import slow_case
 from sklearn.exceptions import ConvergenceWarning
 from test_kernel_budget import noisy as kernel_budget_noisy
 
@@ -167,8 +168,7 @@ def _filling_cases():
     (``make test`` fills a merging store in the tests below)."""
     for name in sorted(ESTIMATORS):
         for rule in RULES:
-            slow = rule == "merge"
-            yield pytest.param(name, rule, marks=[pytest.mark.slow] if slow else [])
+            yield slow_case(name, rule, slow=rule == "merge")
 
 
 @pytest.mark.parametrize("name,rule", list(_filling_cases()))

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm, outputs_of
+from conftest import make_blobs_pm, outputs_of, slow_case
 
 import marginkit
 from marginkit import (
@@ -97,12 +97,7 @@ def _cases(values, slow):
     (``{value}-<lambda>{i}``), marked slow where ``(value, i)`` is in ``slow``."""
     for value in values:
         for i, make in enumerate(FACTORIES):
-            yield pytest.param(
-                make,
-                value,
-                id=f"{value}-<lambda>{i}",
-                marks=[pytest.mark.slow] if (value, i) in slow else [],
-            )
+            yield slow_case(make, value, slow=(value, i) in slow, id=f"{value}-<lambda>{i}")
 
 
 @pytest.mark.parametrize("make,sparse", list(_cases([False, True], SLOW_CHECKPOINTED)))

@@ -18,7 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, slow_case
 from sklearn.exceptions import ConvergenceWarning
 
 import marginkit
@@ -205,7 +205,7 @@ EXACT = {
 @pytest.mark.parametrize(
     "name",
     # PUMMA at p = 3 replays as at p = 2 (2 s each on 2 cores): in make test-all
-    [pytest.param(n, marks=[pytest.mark.slow] if n == "pumma3" else []) for n in sorted(EXACT)],
+    [slow_case(n, slow=n == "pumma3") for n in sorted(EXACT)],
 )
 def test_voted_equals_an_exact_replay_after_many_epochs(name):
     X, y = noisy(n=60, d=4, seed=3, noise=0.25)

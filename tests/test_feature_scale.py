@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import slow_case
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -42,12 +43,7 @@ def noisy(n=300, d=20, seed=0):
     # CSR rows without the intercept (1 s a case on 2 cores) in make test-all; with it
     # in make test
     [
-        pytest.param(
-            p,
-            fit_intercept,
-            sparse,
-            marks=[pytest.mark.slow] if sparse and not fit_intercept else [],
-        )
+        slow_case(p, fit_intercept, sparse, slow=sparse and not fit_intercept)
         for sparse in (False, True)
         for fit_intercept in (False, True)
         for p in (2.0, 50.0)

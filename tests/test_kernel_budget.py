@@ -15,6 +15,7 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import slow_case
 from reference import budgeted_kernel_fit, tie_free
 from sklearn.datasets import make_classification
 
@@ -143,11 +144,7 @@ def test_a_budget_never_reached_gives_the_exact_model(name, sparse):
     "sparse,rule",
     # the merge rule's stream (3 s on 2 cores) in make test-all; make test bounds its
     # store in test_equals_the_reference
-    [
-        pytest.param(sparse, rule, marks=[pytest.mark.slow] if rule == "merge" else [])
-        for sparse in (False, True)
-        for rule in RULES
-    ],
+    [slow_case(sparse, rule, slow=rule == "merge") for sparse in (False, True) for rule in RULES],
 )
 def test_never_more_vectors_than_the_budget(rule, sparse):
     """After every chunk of a stream, at most ``budget`` stored vectors, and the model
@@ -418,7 +415,7 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     # 5 s a case on 2 cores); make test saves it with skops, tests/conftest.py's HEAVY
     # moves the first rule's
     [
-        pytest.param(fmt, rule, marks=[pytest.mark.slow] if fmt == "pickle" else [])
+        slow_case(fmt, rule, slow=fmt == "pickle")
         for fmt in ("skops", "pickle")
         for rule in ("project", "project_new")
     ],

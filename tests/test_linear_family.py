@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import hard_romma_cases, make_blobs_pm
+from conftest import hard_romma_cases, make_blobs_pm, slow_case
 from reference import (
     linear_fit,
     linear_scores,
@@ -264,12 +264,8 @@ def _margin_perceptron_cases():
         for sparse in (False, True):
             for gamma_guess in (None, 0.3, 2.0):
                 slow = bias is not None and sparse and gamma_guess is None
-                yield pytest.param(
-                    gamma_guess,
-                    sparse,
-                    bias,
-                    id=f"{bias}-{sparse}-{gamma_guess}",
-                    marks=[pytest.mark.slow] if slow else [],
+                yield slow_case(
+                    gamma_guess, sparse, bias, slow=slow, id=f"{bias}-{sparse}-{gamma_guess}"
                 )
 
 

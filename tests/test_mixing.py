@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm
+from conftest import make_blobs_pm, slow_case
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -179,11 +179,7 @@ def test_corrections_mixing_weighs_the_shards_by_their_corrections(threads, rows
     "n_shards,mixing",
     # mixing by corrections on 4 and 8 shards (1 to 2 s each on 2 cores) in make test-all
     [
-        pytest.param(
-            n_shards,
-            mixing,
-            marks=[pytest.mark.slow] if mixing == "corrections" and n_shards > 2 else [],
-        )
+        slow_case(n_shards, mixing, slow=mixing == "corrections" and n_shards > 2)
         for mixing in ("uniform", "corrections")
         for n_shards in (2, 4, 8)
     ],

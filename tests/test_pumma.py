@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import make_blobs_pm, rel_err
+from conftest import make_blobs_pm, rel_err, slow_case
 from reference import (
     kernel_pumma_binary,
     ovr_targets,
@@ -48,13 +48,8 @@ def _reference_cases():
                     slow = n_classes == 3 and (
                         (sparse and (lam, p) != (0.0, 2.0)) or (not sparse and p == 1.5)
                     )
-                    yield pytest.param(
-                        p,
-                        lam,
-                        sparse,
-                        n_classes,
-                        id=f"{n_classes}-{sparse}-{lam}-{p}",
-                        marks=[pytest.mark.slow] if slow else [],
+                    yield slow_case(
+                        p, lam, sparse, n_classes, slow=slow, id=f"{n_classes}-{sparse}-{lam}-{p}"
                     )
 
 

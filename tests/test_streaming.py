@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from conftest import slow_case
 from sklearn.datasets import dump_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
@@ -120,12 +121,12 @@ SLOW_STREAMS = {(3, 6), (3, 7), (3, 8), (3, 9), (3, 11), (3, 12), (37, 13)}
 @pytest.mark.parametrize(
     "chunk_size, Est, params",
     [
-        pytest.param(
+        slow_case(
             chunk_size,
             Est,
             params,
+            slow=(chunk_size, i) in SLOW_STREAMS,
             id=f"{chunk_size}-{Est.__name__}-{i}",
-            marks=[pytest.mark.slow] if (chunk_size, i) in SLOW_STREAMS else [],
         )
         for chunk_size in (3, 37, 10_000)
         for i, (Est, params) in enumerate(CASES)
