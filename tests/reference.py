@@ -153,12 +153,13 @@ def augment(X, R):
 
 def bias_coordinate(X, p, scaling="max"):
     """``fit_intercept``'s bias coordinate R of the rows X: their largest p-norm (``"max"``,
-    the papers' R), the root mean square of their p-norms (``"rms"``), or the value
-    given; 1 where every row is 0."""
+    the papers' R), the root mean square of their p-norms (``"rms"``), twice that
+    (``"2rms"``), or the value given; 1 where every row is 0."""
     if not isinstance(scaling, str):
         return float(scaling)
     norms = [pnorm(x, p) for x in X]
-    value = max(norms) if scaling == "max" else math.sqrt(sum(v * v for v in norms) / len(norms))
+    rms = math.sqrt(sum(v * v for v in norms) / len(norms))
+    value = {"max": max(norms), "rms": rms, "2rms": 2 * rms}[scaling]
     return value or 1.0
 
 

@@ -30,7 +30,7 @@ def blobs(n=200, d=5, seed=0, shift=3.0):
 
 
 @pytest.mark.parametrize("cls", LINEAR)
-@pytest.mark.parametrize("scaling", ["rms", "max", 0.75])
+@pytest.mark.parametrize("scaling", ["rms", "2rms", "max", 0.75])
 def test_the_bias_coordinate_is_the_one_asked(cls, scaling):
     X, y = blobs()
     est = cls(intercept_scaling=scaling, max_iter=2, tol=None, random_state=0).fit(X, y)
@@ -63,7 +63,7 @@ def test_one_outlying_row_moves_rms_by_at_most_its_norm_over_root_n():
 def test_zero_rows_give_a_coordinate_of_one():
     X = np.zeros((6, 3))
     y = np.array([0, 1] * 3)
-    for scaling in ("rms", "max"):
+    for scaling in ("rms", "2rms", "max"):
         assert PerceptronClassifier(intercept_scaling=scaling, max_iter=1).fit(X, y).R_ == 1.0
 
 
@@ -122,7 +122,7 @@ def test_a_streamed_fit_takes_the_coordinate_of_the_whole_file(tmp_path):
     )
 
 
-@pytest.mark.parametrize("scaling", ["rms", "max", 0.3, 5.0])
+@pytest.mark.parametrize("scaling", ["rms", "2rms", "max", 0.3, 5.0])
 def test_the_perceptron_bound_holds_with_any_bias_coordinate(scaling):
     """Novikoff's bound on the augmented rows (x, -c): with (u, b), ||u|| = 1, of margin
     gamma = min y (u . x + b), the augmented separator (u, -b / c) has margin

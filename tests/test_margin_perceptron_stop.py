@@ -36,6 +36,7 @@ def same_model(a, b, X):
 def test_the_defaults():
     clf = MarginPerceptronClassifier()
     assert (clf.tol, clf.max_iter, clf.gamma_guess) == (1e-3, 1000, None)
+    assert clf.intercept_scaling == "2rms"
     assert (mp.TOL_FROM_EPOCH, mp.TOL_BUDGET_SHARE) == (100, 0.5)
 
 

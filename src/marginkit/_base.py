@@ -82,7 +82,10 @@ LINEAR_CONSTRAINTS = {
     "keep_corrections": ["boolean"],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "fit_intercept": ["boolean"],
-    "intercept_scaling": [StrOptions({"rms", "max"}), Interval(Real, 0, None, closed="neither")],
+    "intercept_scaling": [
+        StrOptions({"rms", "2rms", "max"}),
+        Interval(Real, 0, None, closed="neither"),
+    ],
 }
 
 
@@ -524,11 +527,11 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _bias_coordinate(self, norms):
         """R_, the bias coordinate of ``fit_intercept`` (instances ``(x, -R_)``), from the
         :class:`~marginkit._utils.Norms` of the instances' p-norms: their root mean
-        square (``intercept_scaling="rms"``), their largest (``"max"``, the papers' R),
-        or the value given. 1 where the instances are all 0."""
+        square (``intercept_scaling="rms"``), twice it (``"2rms"``), their largest
+        (``"max"``, the papers' R), or the value given. 1 where the instances are all 0."""
         scaling = self.intercept_scaling
         if isinstance(scaling, str):
-            value = norms.rms if scaling == "rms" else norms.top
+            value = {"rms": norms.rms, "2rms": 2.0 * norms.rms, "max": norms.top}[scaling]
             return value if value > 0 else 1.0
         value = float(scaling)
         ratio = value / norms.top if 0 < norms.top < np.inf else 1.0

@@ -106,21 +106,22 @@ N_ITER_NO_CHANGE_DOC = """n_iter_no_change : int >= 1, default=5
 
 def intercept_doc(default, why):
     """The text of ``fit_intercept`` and ``intercept_scaling``, whose default (``"rms"``
-    or ``"max"``) each estimator chose by measurement, ``why``."""
+    or ``"2rms"``) each estimator chose by measurement, ``why``."""
     return f"""fit_intercept : bool, default=True
         Learn a bias through the augmentation ``x -> (x, -R_)``, R_ a constant bias
         coordinate (``intercept_scaling``), as in section 1 of Ishibashi, Hatano and
         Takeda (COLT 2008). The algorithm's guarantees then hold for the augmented
         instances: its radius is ``sqrt(R^2 + R_^2)`` and the margin is that of the
         augmented data (docs/defaults.md, "The bias").
-    intercept_scaling : {{"rms", "max"}} or float > 0, default="{default}"
+    intercept_scaling : {{"rms", "2rms", "max"}} or float > 0, default="{default}"
         The bias coordinate R_, fixed at the first :meth:`fit` or :meth:`partial_fit`:
         the root mean square p-norm of its instances (``"rms"``), which one row of
         outlying norm moves by at most its norm over the square root of the number of
-        rows; their largest p-norm (``"max"``, the papers' R, which one such row sets
-        for all); or the value given, in the units of the features (as
-        scikit-learn's ``intercept_scaling``). ``"{default}"`` by default, by measurement:
-        {why}"""
+        rows; twice that (``"2rms"``, of the order of the largest norm where no row lies
+        far out, and moved by at most twice as much); their largest p-norm (``"max"``, the
+        papers' R, which one such row sets for all); or the value given, in the units
+        of the features (as scikit-learn's ``intercept_scaling``). ``"{default}"`` by
+        default, by measurement: {why}"""
 
 
 SHUFFLE_DOC = """shuffle : bool, default=True
