@@ -6,6 +6,7 @@ and every refusal."""
 
 import os
 import signal
+import threading
 import time
 
 import numpy as np
@@ -431,6 +432,86 @@ def test_a_worker_killed_mid_fit_changes_nothing():
     np.testing.assert_array_equal(hit.estimator_.support_, calm.estimator_.support_)
     assert hit.estimator_.n_corrections_ == calm.estimator_.n_corrections_
     assert hit.shard_sizes_ == calm.shard_sizes_
+
+
+def fit_within(seconds, fit):
+    """``fit()`` in a thread, given ``seconds`` to end: (its result, the exception it
+    raised); a fit still running then fails the test, which a hang would otherwise
+    make wait for ever."""
+    out = {}
+
+    def run():
+        try:
+            out["model"] = fit()
+        except Exception as exc:  # noqa: BLE001 - the caller checks it
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the fit did not end within {seconds} s"
+    return out.get("model"), out.get("error")
+
+
+def test_every_worker_killed_mid_fit_changes_nothing():
+    """SIGKILL both workers after the first epoch; their nannies restart them under new
+    addresses. The shards are made anew on the new workers (a task restricted to a
+    worker address that is gone would wait in the scheduler for ever) and the model is
+    the undisturbed one, bit for bit."""
+    X, y = data(2, n=400, seed=11)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=50
+    )
+    with local_cluster(2) as client:
+        calm = ShardedKernelClassifier(est, n_shards=2).fit(X, y)
+        before = client.run(os.getpid)
+
+        def kill_all_after_first(model, epoch):
+            if epoch == 0:
+                for pid in before.values():
+                    os.kill(pid, signal.SIGKILL)
+
+        hit, error = fit_within(
+            120,
+            lambda: ShardedKernelClassifier(est, n_shards=2).fit(
+                X, y, callback=kill_all_after_first
+            ),
+        )
+        client.wait_for_workers(2, timeout=60)
+        after = client.run(os.getpid)
+    assert error is None
+    assert not set(before.values()) & set(after.values())  # every one was replaced
+    assert hit.n_remade_ >= 2
+    assert hit.estimator_.dual_coef_.tobytes() == calm.estimator_.dual_coef_.tobytes()
+    np.testing.assert_array_equal(hit.estimator_.support_, calm.estimator_.support_)
+
+
+def test_workers_gone_for_good_mid_fit_are_a_clear_error():
+    """Every worker retired after the first epoch, none coming back: the fit ends
+    within a bounded time with an error that says so, not a wait for ever."""
+    X, y = data(2, n=400, seed=11)
+    est = KernelALMAClassifier(
+        shuffle=False, kernel="rbf", gamma=0.3, max_iter=3, tol=None, block_size=50
+    )
+    with local_cluster(2) as client, dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
+
+        def retire_all_after_first(model, epoch):
+            if epoch == 0:
+                client.cluster.scale(0)  # the cluster's spec: no worker, none restarted
+                deadline = time.monotonic() + 60
+                while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                    time.sleep(0.05)
+
+        model, error = fit_within(
+            120,
+            lambda: ShardedKernelClassifier(est, n_shards=2).fit(
+                X, y, callback=retire_all_after_first
+            ),
+        )
+    assert model is None
+    assert isinstance(error, ValueError)
+    assert "found no worker in the dask cluster while it made a shard" in str(error)
+    assert "waited 2s" in str(error)
 
 
 class FailsOnWorkers:

@@ -1240,27 +1240,84 @@ def _cores_left(workers):
     return max(1, (os.cpu_count() or 1) - busy)
 
 
+def _connect_timeout():
+    """dask's ``distributed.comm.timeouts.connect``: (as configured, in seconds)."""
+    dask, _ = _dask()
+    from dask.utils import parse_timedelta
+
+    wait = dask.config.get("distributed.comm.timeouts.connect")
+    return wait, parse_timedelta(wait, default="s")
+
+
+def _live_workers(client, who, during=""):
+    """The scheduler's records of the cluster's workers now; where there is none (a
+    cluster just started, or whose workers all restart), those that come within dask's
+    connection timeout, or a clear ValueError. ``during``: what the caller was doing,
+    for the message."""
+    workers = client.scheduler_info(n_workers=-1)["workers"]
+    if not workers:
+        wait, _ = _connect_timeout()
+        try:
+            client.wait_for_workers(1, timeout=wait)
+        except TimeoutError:
+            raise ValueError(
+                f"{who} found no worker in the dask cluster{during} (it waited {wait} "
+                "for one, dask's distributed.comm.timeouts.connect)."
+            ) from None
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+    return workers
+
+
+#: How many times :class:`_Spawn` places a shard on a worker that the scheduler then
+#: does not start it on (a worker lost between the two) before it gives up
+PLACE_TRIES = 3
+
+
 class _Spawn:
     """Makes shard number s (:class:`marginkit._core.shards.Shard`) as a dask actor on
-    the s-th worker of the cluster, cycling, or on any other where that one is gone."""
+    the s-th worker of the cluster when the fit began, cycling, or, where that one is
+    gone, on the s-th of the workers there are now.
 
-    def __init__(self, client, workers):
-        self.client, self.workers = client, workers
+    The workers are read again at each shard made, so that a shard lost with every
+    worker (killed, restarted by their nannies under new addresses) is made on the new
+    ones: a task restricted to an address that no longer exists waits in the
+    scheduler for ever, even with ``allow_other_workers``. Each wait for an actor is
+    bounded by dask's connection timeout; after :data:`PLACE_TRIES` such waits, or
+    when no worker comes back, a clear error."""
+
+    def __init__(self, client, workers, who="ShardedKernelClassifier"):
+        self.client, self.workers, self.who = client, workers, who
         self.futures = {}  # the actors live as long as their futures
 
     def __call__(self, s, kernel, n_features, sparse):
-        future = self.client.submit(
-            Shard,
-            kernel,
-            n_features,
-            sparse,
-            actor=True,
-            workers=[self.workers[s % len(self.workers)]],
-            allow_other_workers=True,
-            pure=False,
+        wait, seconds = _connect_timeout()
+        self.futures.pop(s, None)  # the shard this one replaces
+        for _ in range(PLACE_TRIES):
+            live = sorted(_live_workers(self.client, self.who, " while it made a shard"))
+            first = self.workers[s % len(self.workers)]
+            where = first if first in live else live[s % len(live)]
+            future = self.client.submit(
+                Shard,
+                kernel,
+                n_features,
+                sparse,
+                actor=True,
+                workers=[where],
+                allow_other_workers=True,
+                pure=False,
+            )
+            self.futures[s] = future
+            try:
+                return future.result(timeout=seconds)
+            except TimeoutError:
+                future.cancel()  # its worker went before it started there
+        del self.futures[s]  # not a lost worker (lost): the caller does not retry
+        raise RuntimeError(
+            f"{self.who} could not start shard {s} on a worker of the dask cluster: "
+            f"{PLACE_TRIES} times the worker it was placed on was gone before it started "
+            f"(each wait {wait}, dask's distributed.comm.timeouts.connect). Check that the "
+            "cluster's workers stay up."
         )
-        self.futures[s] = future
-        return future.result()
 
     def close(self):
         """Release the actors' futures, so that the workers drop the shards. Each call
@@ -1427,22 +1484,11 @@ class ShardedKernelClassifier(_Wrapper):
 
     def _shards(self, est):
         """A :class:`marginkit._core.shards.Sharded` on the active client's workers."""
-        client = _client(type(self).__name__)
-        workers = client.scheduler_info(n_workers=-1)["workers"]
-        if not workers:
-            # a cluster just started, or whose workers restart: dask's connection timeout
-            dask, _ = _dask()
-            wait = dask.config.get("distributed.comm.timeouts.connect")
-            try:
-                client.wait_for_workers(1, timeout=wait)
-            except TimeoutError:
-                raise ValueError(
-                    f"{type(self).__name__} found no worker in the dask cluster (it waited "
-                    f"{wait} for one, dask's distributed.comm.timeouts.connect)."
-                ) from None
-            workers = client.scheduler_info(n_workers=-1)["workers"]
+        who = type(self).__name__
+        client = _client(who)
+        workers = _live_workers(client, who)
         n = len(workers) if self.n_shards is None else self.n_shards
-        spawn = _Spawn(client, sorted(workers))
+        spawn = _Spawn(client, sorted(workers), who)
         return Sharded(spawn, n, spawn.lost, _cores_left(workers))
 
     def _call(self, est, method, *args, **kwargs):
