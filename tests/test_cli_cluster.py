@@ -93,7 +93,7 @@ def test_csv_shards_keep_their_label_column(tmp_path, dask_client):
         paths.append(str(path))
     summary = train(
         paths,
-        "romma",
+        "perceptron",
         tmp_path / "m.skops",
         scheduler=dask_client.scheduler.address,
         label_column=0,

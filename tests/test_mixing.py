@@ -101,13 +101,6 @@ ONE_CHUNK = [
         2,
     ),
     ("perceptron-sparse", lambda: PerceptronClassifier(shuffle=False), True, 3),
-    ("romma", lambda: ROMMAClassifier(aggressive=False, lam=0.0, shuffle=False), False, 2),
-    (
-        "aggressive-romma",
-        lambda: ROMMAClassifier(shuffle=False, aggressive=True, delta=0.1, lam=0.0),
-        False,
-        2,
-    ),
 ]
 
 
@@ -230,7 +223,7 @@ def test_sparse_and_multiclass_chunks_and_dask_predictions(threads):
     dX = chunked(X, 150)
     for est in [
         ALMAClassifier(shuffle=False, p="log"),
-        ROMMAClassifier(shuffle=False, aggressive=True, delta=0.05),
+        PerceptronClassifier(shuffle=False, fit_intercept=True),
     ]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -304,13 +297,14 @@ def test_tol_ends_the_epochs_and_warns_when_they_run_out(threads):
     assert 1 < clf.n_iter_ < 100
     assert clf.n_iter_ == clf.estimator_.n_iter_ == len(clf.n_corrections_per_epoch_)
     with pytest.warns(ConvergenceWarning, match="max_iter=2 epochs"):
-        MixingClassifier(ROMMAClassifier(shuffle=False), max_iter=2, tol=0.0).fit(dX, y)
+        MixingClassifier(ALMAClassifier(shuffle=False), max_iter=2, tol=0.0).fit(dX, y)
 
 
 def test_refusals(threads):
     X, y = make_blobs_pm(n=100, d=4, seed=0)
     dX = chunked(X, 50)
     for est, what in [
+        (ROMMAClassifier(shuffle=False), "a mean of shards' hypotheses is not such a vector"),
         (PUMMAClassifier(shuffle=False), "PUMMA's hypothesis is a bias"),
         (MarginPerceptronClassifier(shuffle=False), "halves its margin guess"),
         (KernelALMAClassifier(shuffle=False), "no weight vector to average"),

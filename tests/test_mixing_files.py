@@ -14,7 +14,7 @@ from sklearn.datasets import dump_svmlight_file
 from sklearn.exceptions import ConvergenceWarning
 from test_mixing import local_cluster, same_bits
 
-from marginkit import ALMAClassifier, PerceptronClassifier, ROMMAClassifier
+from marginkit import ALMAClassifier, PerceptronClassifier
 from marginkit.formats import read_file
 from marginkit.streaming import fit_file
 
@@ -67,7 +67,7 @@ ONE_FILE = [
         3,
     ),
     ("perceptron", lambda: PerceptronClassifier(shuffle=False), 2),
-    ("romma-intercept", lambda: ROMMAClassifier(shuffle=False, fit_intercept=True), 3),
+    ("perceptron-intercept", lambda: PerceptronClassifier(shuffle=False, fit_intercept=True), 3),
 ]
 
 
@@ -129,7 +129,7 @@ MIXED = [
             mixing="corrections",
         ),
     ),
-    ("romma-tol", 2, lambda: MixingClassifier(ROMMAClassifier(shuffle=False), max_iter=30)),
+    ("alma-tol", 2, lambda: MixingClassifier(ALMAClassifier(shuffle=False), max_iter=30)),
     # the first epoch's first rows in sequence: 120 rows a file (a chunk cut at 20),
     # then 200 (the first file's 150 all in the sequence)
     (
@@ -141,10 +141,10 @@ MIXED = [
     ),
     # several mixes an epoch: each file read once and held on its worker
     (
-        "romma-mix-every-momentum",
+        "perceptron-mix-every-momentum",
         3,
         lambda: MixingClassifier(
-            ROMMAClassifier(shuffle=False, aggressive=True),
+            PerceptronClassifier(shuffle=False),
             max_iter=3,
             tol=None,
             mix_every=40,

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 import marginkit
-from marginkit import ALMAClassifier, PerceptronClassifier, ROMMAClassifier
+from marginkit import ALMAClassifier, PerceptronClassifier
 
 distributed = pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
 dask = pytest.importorskip("dask")
@@ -30,7 +30,7 @@ def test_one_shard_in_pieces_is_the_serial_fit(threads):
     X, y = make_blobs_pm(n=300, d=8, n_classes=3, seed=3, sparse_density=0.5)
     for make in [
         lambda: ALMAClassifier(shuffle=False, p=3.0),
-        lambda: ROMMAClassifier(shuffle=False, aggressive=True, lam=0.0),
+        lambda: PerceptronClassifier(shuffle=False),
     ]:
         serial = make().set_params(max_iter=3, tol=None).fit(X, y)
         for momentum in [0.0, 0.5, "auto"]:

@@ -10,7 +10,7 @@ import pytest
 from conftest import make_blobs_pm
 from sklearn.utils._param_validation import InvalidParameterError
 
-from marginkit import ALMAClassifier, PerceptronClassifier, ROMMAClassifier
+from marginkit import ALMAClassifier, PerceptronClassifier
 
 distributed = pytest.importorskip("distributed", reason="the Dask runs need the 'dask' extra")
 dask = pytest.importorskip("dask")
@@ -26,9 +26,8 @@ from marginkit.distributed import MixingClassifier  # noqa: E402
     [
         lambda: ALMAClassifier(shuffle=False, p=3.0, fit_intercept=True),
         lambda: PerceptronClassifier(shuffle=False),
-        lambda: ROMMAClassifier(shuffle=False, aggressive=True, lam=0.0),
     ],
-    ids=["alma3-intercept", "perceptron", "aggressive-romma"],
+    ids=["alma3-intercept", "perceptron"],
 )
 def test_a_warm_up_past_every_shard_is_the_serial_epoch(threads, make):
     """``warm_up`` at least every shard's rows: the first epoch is one learner's pass over

@@ -419,8 +419,8 @@ def _add_model_commands(commands):
     )
     cluster = train.add_argument_group(
         "on a Dask cluster",
-        "iterative parameter mixing (marginkit.distributed.MixingClassifier) of ALMA, the "
-        "Perceptron or ROMMA: each DATA file is a shard, read on the workers in chunks "
+        "iterative parameter mixing (marginkit.distributed.MixingClassifier) of ALMA or "
+        "the Perceptron: each DATA file is a shard, read on the workers in chunks "
         "(--chunk-size, default 10000), never through this process; --max-iter and tol "
         "bound the epochs",
     )
