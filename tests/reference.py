@@ -840,7 +840,8 @@ def budgeted_kernel_fit(
       vectors of least ``||u_j||^2`` merges with the free partner n of least loss into
       ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``;
       a vector with no partner of kernel value above 0 is left, and what no merge
-      took is projected.
+      took is projected. Before it, the average's running sum and the trials' total
+      weight that divides it are multiplied by ``1 - step / budget``.
 
     ROMMA's soft margin (``lam > 0``) gives every example a coordinate of its own,
     holding sqrt(lam), for all passes: ``Z[t, c]``, the coefficients of the
@@ -875,6 +876,7 @@ def budgeted_kernel_fit(
     entries = 0
     k = np.ones(P, dtype=int)
     trials = 0
+    weight_total = 0.0  # the trials' total weight in the average
     Z = np.zeros((n, P))  # the soft margin's coordinates of the examples
 
     def gram():
@@ -901,7 +903,7 @@ def budgeted_kernel_fit(
         return both[S] + moved
 
     def maintain():
-        nonlocal rows, W, avg, entries
+        nonlocal rows, W, avg, entries, weight_total
         entries = len(rows)
         if entries <= budget - step:
             return
@@ -919,6 +921,9 @@ def budgeted_kernel_fit(
             ids[:] = [ids[j] for j in S]
             both = both[S] + moved
         elif budget_rule == "merge":
+            decay = 1.0 - step / budget
+            both[:, P:] *= decay
+            weight_total *= decay
             weight = np.sum(U * U, axis=1)
             free = [True] * m
             pairs = []
@@ -1025,6 +1030,7 @@ def budgeted_kernel_fit(
                             Z[t, c] += b_ * yt
                 k[c] += 1
             trials += 1
+            weight_total += 1.0
             avg += W
             if stored and entries >= budget:
                 maintain()
@@ -1032,7 +1038,7 @@ def budgeted_kernel_fit(
     def scores(X_test, output):
         X_test = _dense(X_test)
         K = np.array([[kv(r, x) for r in rows] for x in X_test]).reshape(len(X_test), len(rows))
-        out = K @ (W if output == "last" else avg / trials)
+        out = K @ (W if output == "last" else avg / weight_total)
         return out.ravel() if out.shape[1] == 1 else out
 
     return scores, (rows, W, avg, trials, k - 1)

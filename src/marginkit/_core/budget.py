@@ -81,6 +81,23 @@ the vectors and ``h`` adds the two hypotheses' shares, each over its squared nor
 that neither is sacrificed to the other. The voted output needs every past hypothesis,
 which no budget keeps: a budgeted model does not offer it.
 
+The average under merging. A merge keeps of two vectors only their part along the
+merged one, and the averaged hypothesis, which sums every hypothesis since the start,
+takes every merge's loss and keeps it: the last hypothesis is rebuilt by the
+corrections, the average's old sums are merged again and again. On a stream of
+``make_classification(20 features, 10 informative, flip_y=0.05)`` rows (rbf,
+``gamma=0.05``, budget 500, kernel ALMA, ``partial_fit`` in chunks of 10 000) the
+averaged output's test accuracy fell from 0.926 after 30 000 rows to 0.890 after
+150 000, the last hypothesis's staying at 0.92 to 0.93. So before each merge step the
+average's sums, and the trials' total weight that divides them, are multiplied by
+``1 - step / size`` (0.95 at the default step): the average weighs the hypotheses of
+about the last ``size / step`` steps, the span in which the store's vectors were made,
+with geometric weights, and a merge's loss fades from it as from the last hypothesis.
+On the same stream it then measured 0.937 after 30 000 rows and 0.935 after 300 000
+(the last hypothesis 0.928 to 0.936; factors 0.9 and 0.8 gave 0.927 to 0.931 and
+0.925 to 0.931 over 150 000 rows, 0.99 0.919 to 0.925). The projection rules keep
+the average's sums as they are.
+
 After a step the squared norm of each problem's hypothesis is computed anew from the
 Gram matrix (the walks read it), and the hypotheses are left as the step made them.
 Scaling ALMA's back to the norm it had before (a projection only lowers it) measured
@@ -325,6 +342,7 @@ def maintain(state, budget, backend):
         state.__dict__.pop("_kept_inverse", None)  # the first vectors may change
     if budget.rule == "merge":
         state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
+        decay_average(state, budget)
         K = merge(state, gram(state, backend), state.m - target, backend)
         if state.m > target:
             inverse = factorised(state, backend, K)
@@ -345,6 +363,15 @@ def maintain(state, budget, backend):
     state.mask[: state.m] = (state.A[: state.m] != 0) | (state.acc[: state.m] != 0)
     state.n_last = 0
     state.coefficients_changed()
+
+
+def decay_average(state, budget):
+    """The averaged hypothesis's sums (closed) and the trials' total weight times
+    ``1 - step / size``, before a merge step (the module's docstring, "The average
+    under merging")."""
+    rho = 1.0 - budget.step / budget.size
+    state.acc[: state.m] *= rho
+    state.decayed = rho * state.trial_weight()
 
 
 def project(state, inverse, r):

@@ -981,12 +981,23 @@ class Stored:
             np.add.at(out, pairs[0], 1)
         return out
 
+    #: The trials' total weight in the averaged hypothesis where a budget's merges
+    #: decay its sums (:func:`marginkit._core.budget.maintain`); None: every trial
+    #: weighs 1, the total is ``n_trials``
+    decayed = None
+
+    def trial_weight(self):
+        """The total weight of the trials in the averaged hypothesis's sums."""
+        return float(self.n_trials) if self.decayed is None else self.decayed
+
     def averaged(self):
         """(m, C): the coefficients of the averaged hypothesis, ``sum_k c_k w_k`` over the
-        trials (Freund and Schapire 1999) divided by their number."""
+        trials (Freund and Schapire 1999) divided by their number (by their total
+        weight, where a budget's merges decayed the sums)."""
         m = self.m
         total = self.acc[:m] + self.A[:m] * (self.T[None, :] - self.T_ins[:m]) * self.mask[:m]
-        return total / max(self.n_trials, 1)
+        weight = self.trial_weight()
+        return total / (weight if weight > 0 else 1.0)
 
     def problems(self):
         """The per-problem state the compiled walks update (:data:`Problems`)."""
@@ -1116,7 +1127,7 @@ class KernelState(Stored):
         names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
         names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *self._per_vector)
         # a file of 0.1 has no budget, one saved before ``filled`` counted its entries
-        check.attributes(self, where, names, ("budget", "filled", "slack"))
+        check.attributes(self, where, names, ("budget", "filled", "slack", "decayed"))
         check.flag(self.filled, w + "filled")
         check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
         check.flag(self.normalize, w + "normalize")
@@ -1137,6 +1148,9 @@ class KernelState(Stored):
         check_problems(self, where, m, C, ("s", "norm2", "T"))
         if "slack" in self.__dict__:
             check.array(self.slack, w + "slack", np.float64, (None, C), finite=True)
+        if "decayed" in self.__dict__:
+            if check.real(self.decayed, w + "decayed", 0.0) > self.n_trials:
+                check.fail(w + "decayed", f"must be at most the {self.n_trials} trials")
 
     def to(self, backend):
         """The support vectors on ``backend`` (where the next call's products are made)."""
@@ -1718,6 +1732,8 @@ def end_block(state, rows, done, cache, m0):
         cache[1][rows] = m0 + np.searchsorted(done.rows, np.arange(b))
     done.store()
     state.n_trials += b
+    if state.decayed is not None:
+        state.decayed += b
 
 
 class _Corrections:
