@@ -52,6 +52,7 @@ dtype('int32')
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import lzma
@@ -143,16 +144,43 @@ class Dataset(NamedTuple):
 # -- bytes from files --------------------------------------------------------------------
 
 
-def _open(path):
-    """A binary file object, decompressing ``.gz``, ``.bz2`` and ``.xz``."""
-    suffix = Path(path).suffix.lower()
-    if suffix == ".gz":
-        return gzip.open(path, "rb")
-    if suffix == ".bz2":
-        return bz2.BZ2File(path, "rb")
-    if suffix == ".xz":
-        return lzma.open(path, "rb")
-    return open(path, "rb", buffering=0)  # noqa: SIM115 - closed by the caller's ``with``
+#: The decompressing readers of a binary file object, by the file name's suffix.
+_DECOMPRESSORS = {
+    ".gz": lambda f: gzip.GzipFile(fileobj=f, mode="rb"),
+    ".bz2": lambda f: bz2.BZ2File(f, "rb"),
+    ".xz": lambda f: lzma.LZMAFile(f, "rb"),
+}
+
+
+class _Counted(io.RawIOBase):
+    """A binary file that calls ``on_read(n)`` with the bytes each read takes from it."""
+
+    def __init__(self, f, on_read):
+        self.f, self.on_read = f, on_read
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self.f.readinto(b)
+        if n:
+            self.on_read(n)
+        return n
+
+
+@contextlib.contextmanager
+def _open(path, on_read=None):
+    """A binary file object over the file at ``path``, decompressing ``.gz``, ``.bz2``
+    and ``.xz``; ``on_read(n)``, when given, is called with the bytes read from the
+    file on disk (compressed, where it is) as they are read."""
+    with open(path, "rb", buffering=0) as raw:
+        source = raw if on_read is None else _Counted(raw, on_read)
+        decompressed = _DECOMPRESSORS.get(Path(path).suffix.lower())
+        if decompressed is None:
+            yield source
+        else:
+            with decompressed(source) as f:
+                yield f
 
 
 #: What Python's decompressors raise on a damaged or truncated file.
@@ -214,12 +242,13 @@ def checked_file(path):
     return path
 
 
-def _source_blocks(source, block_size):
-    """Blocks of a path, of bytes, or of a binary file object (see :func:`_blocks`)."""
+def _source_blocks(source, block_size, on_read=None):
+    """Blocks of a path, of bytes, or of a binary file object (see :func:`_blocks`); a
+    path's reads reported to ``on_read`` (:func:`_open`)."""
     if _is_path(source):
         path = checked_file(source)
-        compressed = path.suffix.lower() in (".gz", ".bz2", ".xz")
-        with _open(path) as f:
+        compressed = path.suffix.lower() in _DECOMPRESSORS
+        with _open(path, on_read) as f:
             yield from _blocks(
                 f, block_size, "cannot be decompressed" if compressed else "cannot be read"
             )
@@ -1006,7 +1035,7 @@ def _read_svmlight(source, n_features, zero_based, query_id, labels, block_size)
     _check_options(n_features, zero_based)
     reader = _SvmlightReader(n_features, zero_based, query_id, labels)
     expected = None
-    if _is_path(source) and Path(source).suffix.lower() not in (".gz", ".bz2", ".xz"):
+    if _is_path(source) and Path(source).suffix.lower() not in _DECOMPRESSORS:
         expected = os.path.getsize(source) if os.path.isfile(source) else None
     for block in _source_blocks(source, block_size):
         reader.st[_POS] = 0
@@ -1095,11 +1124,11 @@ def read_svmlight(
     return (X, y, qid) if query_id else (X, y)
 
 
-def _svmlight_chunks(source, chunk_size, n_features, zero_based, labels, block_size):
+def _svmlight_chunks(source, chunk_size, n_features, zero_based, labels, block_size, on_read=None):
     """Chunks of at most ``chunk_size`` examples; ``zero_based`` True or False."""
     reader = _SvmlightReader(n_features, zero_based, False, labels)
     width = n_features
-    for block in _source_blocks(source, block_size):
+    for block in _source_blocks(source, block_size, on_read):
         reader.st[_POS] = 0
         while reader.st[_POS] < block.size:
             if reader.out is None:
@@ -1184,7 +1213,7 @@ def _csv_diagnosis(text, lines, width, reason):
     return ValueError(f"in the lines from {first}: {reason}")
 
 
-def _csv_tables(source, skip_header, block_size):
+def _csv_tables(source, skip_header, block_size, on_read=None):
     """The rows of a numeric CSV source as ``(float64 table, line numbers)`` pieces."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
@@ -1192,7 +1221,7 @@ def _csv_tables(source, skip_header, block_size):
     width = None
     line = 1
     options = None
-    for block in _source_blocks(source, block_size):
+    for block in _source_blocks(source, block_size, on_read):
         body = block
         if skip_header and line == 1:
             body = block[_after_first_newline(block) :]
@@ -1324,9 +1353,9 @@ def read_csv(source, *, label_column=-1, skip_header=False, block_size=CSV_BLOCK
     return _split_label(tables, label_column)
 
 
-def _csv_chunks(source, chunk_size, label_column, skip_header, block_size):
+def _csv_chunks(source, chunk_size, label_column, skip_header, block_size, on_read=None):
     held, lines, count = [], [], 0  # rows read and not yet given, and their lines
-    for table, rows in _csv_tables(source, skip_header, block_size):
+    for table, rows in _csv_tables(source, skip_header, block_size, on_read):
         held.append(table)
         lines.append(rows)
         count += table.shape[0]
@@ -1415,6 +1444,7 @@ def iter_chunks(
     label_column=-1,
     skip_header=False,
     block_size=None,
+    on_read=None,
 ):
     """The examples of a data file in :class:`Chunk` s of ``chunk_size`` examples (the
     last maybe fewer), in file order; the file is read ``block_size`` bytes at a time.
@@ -1435,6 +1465,9 @@ def iter_chunks(
         As in :func:`read_file`.
     block_size : int, optional
         As in :func:`read_file`.
+    on_read : callable, optional
+        Called with the number of bytes each read takes from the file on disk
+        (compressed, where it is): they add up to its size, for a progress bar.
 
     Yields
     ------
@@ -1460,8 +1493,10 @@ def iter_chunks(
             )
         _check_options(n_features, zero_based)
         block_size = block_size or BLOCK_SIZE
-        return _svmlight_chunks(path, int(chunk_size), n_features, zero_based, labels, block_size)
+        return _svmlight_chunks(
+            path, int(chunk_size), n_features, zero_based, labels, block_size, on_read
+        )
     _check_label_column(label_column)
     checked_file(path)
     block_size = block_size or CSV_BLOCK_SIZE
-    return _csv_chunks(path, int(chunk_size), label_column, skip_header, block_size)
+    return _csv_chunks(path, int(chunk_size), label_column, skip_header, block_size, on_read)

@@ -213,6 +213,14 @@ class FileStream:
         CSV: the first line names the columns.
     progress : callable, optional
         Called with the number of examples of each chunk as it is read.
+    read_progress : callable, optional
+        Called as the file is read, from its first pass on, with ``(stage, n)``: the
+        ``n`` bytes a read took from the file on disk (compressed, where it is; they
+        add up to :attr:`file_size` in each pass), ``stage`` the pass they belong to:
+        ``"scan"`` (the first pass, which finds the rows, width and labels), ``"pass
+        1"``, ``"pass 2"``... (the passes of a fit, :meth:`__call__`), or ``"norms"``,
+        ``"moments"`` and ``"count"`` (a pass for one of those). For a progress bar
+        with a total from the start (``marginkit train --chunk-size`` draws one).
     prefetch : bool, default=True
         Whether a pass reads and parses each chunk in a background thread while the
         one before is used (two threads busy); False: in the caller's thread, one
@@ -241,8 +249,12 @@ class FileStream:
         skip_header=False,
         progress=None,
         prefetch=True,
+        read_progress=None,
     ):
         self.path = checked_file(path)
+        self.file_size = self.path.stat().st_size
+        self.read_progress = read_progress
+        self.passes = 0  # the passes of a fit read so far (__call__)
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
             raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
         if chunk_size < 1:
@@ -276,7 +288,7 @@ class FileStream:
             self._scan(n_features, classes)
         else:
             if self.fmt == "csv":  # the columns of the first chunk
-                chunks = self._chunks(raw=True, prefetch=False)
+                chunks = self._chunks(raw=True, prefetch=False, stage="scan")
                 first = next(chunks, None)
                 chunks.close()
                 if first is None:
@@ -304,10 +316,12 @@ class FileStream:
             chunks.close()
         return False
 
-    def _chunks(self, raw=False, prefetch=None):
+    def _chunks(self, raw=False, prefetch=None, stage="scan"):
         """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
         chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
-        a background thread while the one before is used (None: :attr:`prefetch`)."""
+        a background thread while the one before is used (None: :attr:`prefetch`).
+        ``stage``: the pass's name for :attr:`read_progress`."""
+        report = self.read_progress
         chunks = iter_chunks(
             self.path,
             self.chunk_size,
@@ -316,6 +330,7 @@ class FileStream:
             zero_based=True if raw else self.zero_based,
             label_column=self.label_column,
             skip_header=self.skip_header,
+            on_read=None if report is None else lambda n: report(stage, n),
         )
         if self.prefetch if prefetch is None else prefetch:
             chunks = prefetched(chunks)
@@ -335,7 +350,8 @@ class FileStream:
     def __call__(self):
         """A pass over the file: its ``(X, y)`` chunks, in order."""
         n = 0
-        for X, y in self._chunks():
+        self.passes += 1
+        for X, y in self._chunks(stage=f"pass {self.passes}"):
             n += X.shape[0]
             if self.progress is not None:
                 self.progress(X.shape[0])
@@ -345,7 +361,7 @@ class FileStream:
     def count(self):
         """The number of examples: one pass, unless the scan or a pass counted them."""
         if self.n_samples is None:
-            self.n_samples = sum(X.shape[0] for X, _ in self._chunks())
+            self.n_samples = sum(X.shape[0] for X, _ in self._chunks(stage="count"))
         return self.n_samples
 
     # -- what the whole file holds ---------------------------------------------------
@@ -355,7 +371,7 @@ class FileStream:
         n, width, low = 0, 0, None
         labels, integral = [], True
         total = total_sq = 0.0
-        for X, y in self._chunks(raw=raw):
+        for X, y in self._chunks(raw=raw, stage="scan" if raw else "moments"):
             n += X.shape[0]
             labels.append(np.unique(y))
             integral = integral and bool(np.all(y == np.round(y)))
@@ -425,7 +441,7 @@ class FileStream:
 
     def _norms(self, p):
         """The :class:`~marginkit._utils.Norms` of the instances: one more pass."""
-        return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks()), Norms())
+        return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks(stage="norms")), Norms())
 
 
 def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **options):

@@ -267,7 +267,12 @@ def train(
         from .streaming import FileStream, check_streamable
 
         check_streamable(est)
-        stream = FileStream(data, chunk_size, fmt, classes=classes, **read)
+        bar = _ReadBar(data, type(est).__name__, est.get_params().get("verbose", 0))
+        try:
+            stream = FileStream(data, chunk_size, fmt, classes=classes, read_progress=bar, **read)
+        except BaseException:
+            bar.close()
+            raise
         width = stream.n_features
         read_as, based = stream.fmt, stream.zero_based
         _check_width(data, width, len(stream.classes))
@@ -288,7 +293,7 @@ def train(
             if chunk_size is None:
                 est.fit(X, y, callback=count_pass, **fit_options)
             else:
-                _fit_streaming(est, stream, count_pass)
+                _fit_streaming(est, stream, bar, count_pass)
         except MemoryError:
             raise ValueError(
                 f"{data}: out of memory training {estimator} on {width} features"
@@ -499,21 +504,51 @@ def _check_width(path, width, n_classes):
         )
 
 
-def _fit_streaming(est, stream, callback=None):
-    """fit_stream, with one progress bar over the examples read (not one per chunk)."""
-    from tqdm.auto import tqdm
+class _ReadBar:
+    """One progress bar over the reading of a data file (``disabled`` where ``verbose``
+    is 0), in bytes of the file on disk, its total the file's size from the start, and
+    begun again at each pass (the scan, then each pass of the fit), its description
+    saying which: a stream's :attr:`~marginkit.streaming.FileStream.read_progress`."""
 
+    def __init__(self, path, name, verbose):
+        from tqdm.auto import tqdm
+
+        self.name, self.stage = name, None
+        self.bar = tqdm(
+            total=Path(path).stat().st_size,
+            disable=not verbose,
+            desc=f"{name}: scan",
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            leave=False,
+        )
+
+    def __call__(self, stage, n):
+        if stage != self.stage:
+            if self.stage is not None:
+                self.bar.reset()
+            self.bar.set_description(f"{self.name}: {stage}")
+            self.stage = stage
+        self.bar.update(n)
+
+    def close(self):
+        self.bar.close()
+
+
+def _fit_streaming(est, stream, bar, callback=None):
+    """fit_stream, with one progress bar over the reading of the file (``bar``, a
+    :class:`_ReadBar`), not one per chunk; the bar closed at the end."""
     from .streaming import fit_stream
 
     verbose = est.verbose
-    with tqdm(disable=not verbose, desc=type(est).__name__, unit="example", leave=False) as bar:
-        stream.progress = bar.update
-        est.set_params(verbose=0)
-        try:
-            fit_stream(est, stream, callback)
-        finally:
-            est.set_params(verbose=verbose)
-            stream.progress = None
+    est.set_params(verbose=0)
+    try:
+        fit_stream(est, stream, callback)
+    finally:
+        est.set_params(verbose=verbose)
+        stream.read_progress = None
+        bar.close()
 
 
 def _read_for(est, path, fmt, labels, label_column, skip_header):
