@@ -6,7 +6,6 @@ and every refusal."""
 
 import os
 import signal
-import threading
 import time
 
 import numpy as np
@@ -29,7 +28,7 @@ distributed = pytest.importorskip("distributed", reason="the Dask runs need the 
 dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
-from test_mixing import local_cluster  # noqa: E402
+from test_mixing import fit_within, local_cluster  # noqa: E402
 
 from marginkit._core import kernel as kernel_engine  # noqa: E402
 from marginkit._core import shards as shards_engine  # noqa: E402
@@ -422,35 +421,19 @@ def test_a_worker_killed_mid_fit_changes_nothing():
                 os.kill(victim, signal.SIGKILL)
                 killed.append(epoch)
 
-        hit = ShardedKernelClassifier(est, n_shards=2).fit(X, y, callback=kill_after_first)
+        hit, error = fit_within(
+            120,
+            lambda: ShardedKernelClassifier(est, n_shards=2).fit(X, y, callback=kill_after_first),
+        )
         client.wait_for_workers(2, timeout=60)
         after = client.run(os.getpid)
-    assert killed == [0]
+    assert error is None and killed == [0]
     assert victim not in after.values()  # it was killed, and replaced
     assert calm.n_remade_ == 0 and hit.n_remade_ >= 1
     assert hit.estimator_.dual_coef_.tobytes() == calm.estimator_.dual_coef_.tobytes()
     np.testing.assert_array_equal(hit.estimator_.support_, calm.estimator_.support_)
     assert hit.estimator_.n_corrections_ == calm.estimator_.n_corrections_
     assert hit.shard_sizes_ == calm.shard_sizes_
-
-
-def fit_within(seconds, fit):
-    """``fit()`` in a thread, given ``seconds`` to end: (its result, the exception it
-    raised); a fit still running then fails the test, which a hang would otherwise
-    make wait for ever."""
-    out = {}
-
-    def run():
-        try:
-            out["model"] = fit()
-        except Exception as exc:  # noqa: BLE001 - the caller checks it
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert not thread.is_alive(), f"the fit did not end within {seconds} s"
-    return out.get("model"), out.get("error")
 
 
 def test_every_worker_killed_mid_fit_changes_nothing():
