@@ -595,13 +595,17 @@ def test_a_budget_on_the_device(ns, device, rule):
     assert ref.n_corrections_ > 100  # many maintenance steps
     sv = clf.support_vectors_
     assert device_of(sv) == device_of(put(X_test, ns, device)) and sv.shape[0] <= 25
-    np.testing.assert_allclose(to_numpy(sv), ref.support_vectors_, rtol=1e-6, atol=1e-9)
+    # a merge's h maximises a smooth function whose top is flat: two searches agree on
+    # it to about the square root of the rounding, times that flatness (3e-6 relative
+    # under OpenBLAS's Prescott kernel), as in tests/test_kernel_budget.py
+    rtol = 1e-5 if rule == "merge" else 1e-6
+    np.testing.assert_allclose(to_numpy(sv), ref.support_vectors_, rtol=rtol, atol=1e-9)
     for output in ["last", "avg"]:
         clf.set_params(output=output)
         ref.set_params(output=output)
         np.testing.assert_allclose(
             to_numpy(clf.decision_function(put(X_test, ns, device))),
             ref.decision_function(X_test),
-            rtol=1e-6,
+            rtol=rtol,
             atol=1e-9,
         )
