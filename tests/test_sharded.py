@@ -303,6 +303,9 @@ def test_n_shards_none_is_one_per_worker(client):
     clf = ShardedKernelClassifier(
         KernelALMAClassifier(shuffle=False, max_iter=2, block_size=32)
     ).fit(X, y)
+    # (the scheduler's records, once both workers are registered: under load a
+    # heartbeat can come late and leave the list empty for a moment)
+    client.wait_for_workers(2, timeout=60)
     assert clf.n_shards_ == len(client.scheduler_info()["workers"]) == 2
     assert clf.get_params()["n_shards"] is None
 
