@@ -373,7 +373,7 @@ HEAVY = frozenset(
         "tests/test_mixing_momentum.py::test_same_bits_on_a_cluster_and_the_threaded_scheduler",
         "tests/test_mixing_warm_up.py::test_the_sequence_on_a_cluster_is_the_threaded_one",
         "tests/test_pumma.py::test_tol_ends_the_epochs_as_max_iter_would[True]",
-        "tests/test_sharded.py::test_a_worker_killed_mid_fit_changes_nothing",
+        "tests/test_sharded.py::test_workers_killed_mid_fit_change_nothing[one]",
         "tests/test_sharded.py::test_workers_gone_for_good_mid_fit_are_a_clear_error",
         "tests/test_sharded.py::test_partial_fit_is_the_one_process_partial_fit[csr]",
         "tests/test_sharded.py::test_same_bits_for_the_same_shards_and_balanced_shards[perceptron]",

@@ -6,11 +6,10 @@ import gzip
 import lzma
 from collections import defaultdict
 
-import numpy as np
 import pytest
 from sklearn.datasets import dump_svmlight_file, make_classification
 
-from marginkit import PerceptronClassifier
+from marginkit import PerceptronClassifier, tasks
 from marginkit.formats import iter_chunks
 from marginkit.streaming import FileStream, fit_file
 from marginkit.tasks import train
@@ -94,9 +93,22 @@ def test_train_draws_a_bar_with_the_file_size_from_the_scan(tmp_path, svm_bytes,
     assert "example" not in err  # not a counter of examples without a total
 
 
-def test_a_file_that_cannot_be_scanned_closes_its_bar(tmp_path):
+def test_a_file_that_cannot_be_scanned_closes_its_bar(tmp_path, monkeypatch):
+    """The bar is made before the scan; a scan that fails closes it (no bar left on
+    the terminal), as the end of a fit does."""
+    closed = []
+    real_close = tasks._ReadBar.close
+
+    def close(bar):
+        closed.append(bar.stage)
+        real_close(bar)
+
+    monkeypatch.setattr(tasks._ReadBar, "close", close)
     path = tmp_path / "bad.svm"
     path.write_text("1 1:0.5\nnot a row\n")
     with pytest.raises(ValueError, match="bad.svm: cannot be read as an svmlight file"):
         train(path, "perceptron", tmp_path / "m.skops", chunk_size=10, params={"verbose": 1})
-    assert np.isfinite(path.stat().st_size)
+    assert closed == ["scan"]
+    good = write(tmp_path, b"1 1:0.5\n-1 1:-0.5\n" * 50, "")
+    train(good, "perceptron", tmp_path / "m.skops", chunk_size=10, params={"max_iter": 2})
+    assert closed[1:] == ["pass 2"]

@@ -1253,7 +1253,7 @@ def _cores_left(workers):
 
 
 def _connect_timeout():
-    """dask's ``distributed.comm.timeouts.connect``: (as configured, in seconds)."""
+    """dask's ``distributed.comm.timeouts.connect``, as configured and in seconds."""
     dask, _ = _dask()
     from dask.utils import parse_timedelta
 
@@ -1297,7 +1297,7 @@ class _Spawn:
     bounded by dask's connection timeout; after :data:`PLACE_TRIES` such waits, or
     when no worker comes back, a clear error."""
 
-    def __init__(self, client, workers, who="ShardedKernelClassifier"):
+    def __init__(self, client, workers, who):
         self.client, self.workers, self.who = client, workers, who
         self.futures = {}  # the actors live as long as their futures
 

@@ -288,7 +288,7 @@ class FileStream:
             self._scan(n_features, classes)
         else:
             if self.fmt == "csv":  # the columns of the first chunk
-                chunks = self._chunks(raw=True, prefetch=False, stage="scan")
+                chunks = self._chunks("scan", raw=True, prefetch=False)
                 first = next(chunks, None)
                 chunks.close()
                 if first is None:
@@ -316,7 +316,7 @@ class FileStream:
             chunks.close()
         return False
 
-    def _chunks(self, raw=False, prefetch=None, stage="scan"):
+    def _chunks(self, stage, raw=False, prefetch=None):
         """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
         chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
         a background thread while the one before is used (None: :attr:`prefetch`).
@@ -351,7 +351,7 @@ class FileStream:
         """A pass over the file: its ``(X, y)`` chunks, in order."""
         n = 0
         self.passes += 1
-        for X, y in self._chunks(stage=f"pass {self.passes}"):
+        for X, y in self._chunks(f"pass {self.passes}"):
             n += X.shape[0]
             if self.progress is not None:
                 self.progress(X.shape[0])
@@ -361,7 +361,7 @@ class FileStream:
     def count(self):
         """The number of examples: one pass, unless the scan or a pass counted them."""
         if self.n_samples is None:
-            self.n_samples = sum(X.shape[0] for X, _ in self._chunks(stage="count"))
+            self.n_samples = sum(X.shape[0] for X, _ in self._chunks("count"))
         return self.n_samples
 
     # -- what the whole file holds ---------------------------------------------------
@@ -371,7 +371,7 @@ class FileStream:
         n, width, low = 0, 0, None
         labels, integral = [], True
         total = total_sq = 0.0
-        for X, y in self._chunks(raw=raw, stage="scan" if raw else "moments"):
+        for X, y in self._chunks("scan" if raw else "moments", raw=raw):
             n += X.shape[0]
             labels.append(np.unique(y))
             integral = integral and bool(np.all(y == np.round(y)))
@@ -441,7 +441,7 @@ class FileStream:
 
     def _norms(self, p):
         """The :class:`~marginkit._utils.Norms` of the instances: one more pass."""
-        return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks(stage="norms")), Norms())
+        return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks("norms")), Norms())
 
 
 def fit_file(estimator, path, chunk_size=10000, fmt=None, *, callback=None, **options):

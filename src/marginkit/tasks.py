@@ -270,12 +270,12 @@ def train(
         bar = _ReadBar(data, type(est).__name__, est.get_params().get("verbose", 0))
         try:
             stream = FileStream(data, chunk_size, fmt, classes=classes, read_progress=bar, **read)
+            width = stream.n_features
+            _check_width(data, width, len(stream.classes))
         except BaseException:
-            bar.close()
+            bar.close()  # (_fit_streaming closes it after the fit)
             raise
-        width = stream.n_features
         read_as, based = stream.fmt, stream.zero_based
-        _check_width(data, width, len(stream.classes))
     start = time.perf_counter()
     fit_options = {}
     if checkpoint is not None or checkpoint_every is not None:
