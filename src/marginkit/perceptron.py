@@ -45,7 +45,9 @@ class PerceptronClassifier(OnlineLinearClassifier):
         The final ``w``, the average or the vote; all three come from one run (switch
         with ``set_params`` after fitting; to ``"voted"`` with ``keep_corrections``).
         The average by default (docs/defaults.md); Rosenblatt's Perceptron predicts
-        with ``"last"``.
+        with ``"last"``. Where no plane separates the classes the vote is more
+        accurate (Bananas 38.00% against 47.40%), but the model is its log of
+        corrections (104 MB on USPS against 0.1 MB) and predicting replays it.
     {KEEP_CORRECTIONS_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
