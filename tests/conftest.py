@@ -290,9 +290,9 @@ def fit_overlapped(monkeypatch, overlap, make, X, y, fold_below=None):
     (``overlap``) or not, and optionally a scale fold whenever the scale drops below
     ``fold_below`` (to run the fold path often)."""
     from marginkit import _kernel_base
-    from marginkit._core import kernel
+    from marginkit._core.kernel import blocks
 
-    monkeypatch.setattr(kernel, "OVERLAP", overlap)
+    monkeypatch.setattr(blocks, "OVERLAP", overlap)
     if fold_below is not None:
         original = _kernel_base.KernelOnlineClassifier._initialise
 

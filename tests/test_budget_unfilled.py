@@ -18,8 +18,8 @@ from test_kernel_budget import noisy as kernel_budget_noisy
 
 import marginkit
 from marginkit import KernelALMAClassifier, KernelPerceptronClassifier, KernelROMMAClassifier
-from marginkit._core import kernel
 from marginkit._core.budget import RULES
+from marginkit._core.kernel.state import KernelState
 
 ESTIMATORS = {
     "alma": (KernelALMAClassifier, {"fit_intercept": False}),
@@ -154,13 +154,13 @@ def test_an_unfilled_store_with_more_entries_than_its_budget_saves_and_loads(tmp
 def _entries_from_the_start(monkeypatch):
     """The rule before this one: the entries counted against the budget from the start
     (a state that has been full)."""
-    init = kernel.KernelState.__init__
+    init = KernelState.__init__
 
     def init_filled(self, *args, **kwargs):
         init(self, *args, **kwargs)
         self.filled = True
 
-    monkeypatch.setattr(kernel.KernelState, "__init__", init_filled)
+    monkeypatch.setattr(KernelState, "__init__", init_filled)
 
 
 def _filling_cases():

@@ -40,7 +40,8 @@ def test_compiled_passes_take_bundles(fn):
 def test_every_compiled_entry_point_takes_bundles():
     """What Python calls of the compiled engines: rows, rules, states and scratch as
     bundles, at most 9 arguments, no format or test switch."""
-    from marginkit._core import kernel, pairs
+    from marginkit._core import pairs
+    from marginkit._core.kernel import walk
 
     entry = [
         L.linear_pass,
@@ -48,7 +49,7 @@ def test_every_compiled_entry_point_takes_bundles():
         L.replay_columns,
         L.cast_votes,
         L.vote_rows,
-        kernel.kernel_walk,
+        walk.kernel_walk,
         pairs.pumma_walk,
     ]
     for fn in entry:

@@ -505,15 +505,15 @@ def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
     """With the next block's products made in a worker thread (more than two cores), a
     maintenance step waits for them before it changes the store (sparse rows crashed
     scipy when it did not), and the model is the one made without the worker."""
-    from marginkit._core import kernel
+    from marginkit._core.kernel import blocks
 
     X, y = noisy(n=400, n_classes=3, d=6, seed=2)
     X = sp.csr_matrix(X)
     kw = {"kernel": "rbf", "gamma": 0.5, "max_iter": 3, "tol": None, "budget": 70}
     kw.update(budget_rule=rule, block_size=16)
-    monkeypatch.setattr(kernel, "OVERLAP", False)
+    monkeypatch.setattr(blocks, "OVERLAP", False)
     alone = KernelALMAClassifier(fit_intercept=False, **{"shuffle": False, **kw}).fit(X, y)
-    monkeypatch.setattr(kernel, "OVERLAP", True)
+    monkeypatch.setattr(blocks, "OVERLAP", True)
     for _ in range(3):
         ahead = KernelALMAClassifier(fit_intercept=False, **{"shuffle": False, **kw}).fit(X, y)
         np.testing.assert_array_equal(ahead.decision_function(X), alone.decision_function(X))

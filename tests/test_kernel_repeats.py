@@ -1,5 +1,5 @@
 """An example corrected in several passes is one stored vector: its corrections are
-entries (coefficients) on one row of the store (marginkit._core.kernel.RowStore), so
+entries (coefficients) on one row of the store (marginkit._core.kernel.rows.RowStore), so
 that memory and prediction grow with the distinct support vectors, not with the
 corrections, for the last, averaged and voted outputs alike."""
 

@@ -1,5 +1,5 @@
 """The support-vector store that kernel ALMA's family and kernel PUMMA share: one loop
-over the blocks (:func:`marginkit._core.kernel.run_blocks`), one forget, the products of
+over the blocks (:func:`marginkit._core.kernel.blocks.run_blocks`), one forget, the products of
 the next block made ahead for both, and the compiled walks taking bundles."""
 
 import inspect
@@ -11,7 +11,8 @@ import scipy.sparse as sp
 from conftest import fit_overlapped, make_blobs_pm
 
 from marginkit import KernelPUMMAClassifier, load
-from marginkit._core import kernel, pairs
+from marginkit._core import pairs
+from marginkit._core.kernel import blocks, walk
 
 DATA = Path(__file__).parent / "data"
 
@@ -20,14 +21,14 @@ def _spy_on_split(monkeypatch):
     """Count the blocks whose margin sums took kernel rows made ahead and rows made
     after the walk of the block before."""
     seen = {"both": 0}
-    original = kernel.Ahead._one_sum
+    original = blocks.Ahead._one_sum
 
     def spy(self, state, block, K, coef, cache, m, bk):
         if K is not None and m > max(self.split, 0):
             seen["both"] += 1
         return original(self, state, block, K, coef, cache, m, bk)
 
-    monkeypatch.setattr(kernel.Ahead, "_one_sum", spy)
+    monkeypatch.setattr(blocks.Ahead, "_one_sum", spy)
     return seen
 
 
@@ -115,9 +116,9 @@ def test_models_saved_before_the_shared_store_load_and_predict_the_same(name):
 
 def test_compiled_walks_take_bundles():
     """The compiled entry points take the rule whole and their arrays in named bundles."""
-    for fn in (kernel.kernel_walk, pairs.pumma_walk, kernel.forget):
+    for fn in (walk.kernel_walk, pairs.pumma_walk, walk.forget):
         params = inspect.signature(fn.py_func).parameters
         assert len(params) <= 8, fn
         assert all(name in fn.__doc__ for name in params), fn
-    assert pairs.forget is kernel.forget  # one forget for both stores
-    assert pairs.run_blocks is kernel.run_blocks  # one loop over the blocks
+    assert pairs.forget is walk.forget  # one forget for both stores
+    assert pairs.run_blocks is blocks.run_blocks  # one loop over the blocks

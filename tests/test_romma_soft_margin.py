@@ -13,6 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from marginkit import ROMMAClassifier
 from marginkit._core import linear as L
+from marginkit._state_checks import check_state
 
 
 @pytest.mark.exactness
@@ -129,7 +130,7 @@ def test_a_state_saved_before_the_soft_margin_loads():
     again = type(state).__new__(type(state))
     again.__setstate__(saved)
     assert again.fs.shape == (L.N_FSTATE,) and again.slack.shape == (0,)
-    again._check_loaded("state", state.d, 2.0)
+    check_state(again, "state", state.d, 2.0)
 
 
 def test_lam_too_large_for_the_features_is_refused():

@@ -30,8 +30,8 @@ da = pytest.importorskip("dask.array")
 
 from test_mixing import fit_within, local_cluster  # noqa: E402
 
-from marginkit._core import kernel as kernel_engine  # noqa: E402
 from marginkit._core import shards as shards_engine  # noqa: E402
+from marginkit._core.kernel import blocks as kernel_blocks  # noqa: E402
 from marginkit.distributed import ShardedKernelClassifier  # noqa: E402
 
 # several epochs without a tolerance: kernel ROMMA warns that no pass was without update
@@ -262,10 +262,10 @@ def test_same_bits_for_the_same_shards_and_balanced_shards(client, monkeypatch, 
     more than two cores: two calls per block and shard, not one), the same bits too."""
     X, y = data(3, n=400, seed=2)
     est = SAME_BITS[rule]().set_params(max_iter=3, tol=None, block_size=40)
-    monkeypatch.setattr(kernel_engine, "OVERLAP", False)
+    monkeypatch.setattr(kernel_blocks, "OVERLAP", False)
     a = ShardedKernelClassifier(est, n_shards=3).fit(X, y)
     b = ShardedKernelClassifier(est, n_shards=3).fit(X, y)
-    monkeypatch.setattr(kernel_engine, "OVERLAP", True)
+    monkeypatch.setattr(kernel_blocks, "OVERLAP", True)
     ahead = ShardedKernelClassifier(est, n_shards=3).fit(X, y)
     for other in (b, ahead):
         assert a.estimator_.dual_coef_.tobytes() == other.estimator_.dual_coef_.tobytes()
@@ -289,7 +289,7 @@ def test_same_bits_for_the_same_shards_and_balanced_shards(client, monkeypatch, 
 def test_products_made_ahead_in_a_thread(client, monkeypatch):
     """On more than two cores the next block's products are made in a thread while the
     walk goes (two calls per block and shard): the one-process model."""
-    monkeypatch.setattr(kernel_engine, "OVERLAP", True)
+    monkeypatch.setattr(kernel_blocks, "OVERLAP", True)
     X, y = data(3, n=300, seed=6)
     est = KernelALMAClassifier(
         shuffle=False, kernel="rbf", gamma=0.3, max_iter=2, tol=None, block_size=32

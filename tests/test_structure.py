@@ -68,7 +68,8 @@ def test_the_graph_is_read():
     """The parse finds the imports it is meant to (so that the checks below check)."""
     assert "marginkit._registry" in GRAPH["marginkit._checks"]
     assert "marginkit._core.linear" in GRAPH["marginkit._base"]
-    assert "marginkit._registry" in GRAPH["marginkit._core.kernel"]
+    assert "marginkit._registry" in GRAPH["marginkit._state_checks"]
+    assert "marginkit._core.kernel.walk" in GRAPH["marginkit._core.kernel.blocks"]
     assert "marginkit.persistence" in GRAPH["marginkit"]
 
 
@@ -123,6 +124,33 @@ def test_lower_floors_import_no_upper_one(lower, upper):
     modules = [name for name in GRAPH if name == lower or name.startswith(lower + ".")]
     assert modules
     assert [name for name in modules if upper in reach(name)] == []
+
+
+def test_the_engines_are_the_bottom_floor():
+    """The compiled engines (``marginkit._core``) import none of marginkit's modules but
+    their own: the checks of loaded states and the registry of the classes that files
+    may hold import them, not the other way."""
+    above = {
+        name: sorted(dep for dep in GRAPH[name] if not dep.startswith("marginkit._core"))
+        for name in GRAPH
+        if name.startswith("marginkit._core")
+    }
+    assert len(above) > 10
+    assert {name: deps for name, deps in above.items() if deps} == {}
+
+
+def test_one_set_of_compiler_options():
+    """Every compiled function takes the package's options (``marginkit._core``'s
+    ``NUMBA_OPTS`` or ``NUMBA_INLINE``), none its own."""
+    spelled = [
+        f"{name}:{node.lineno}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "njit"
+        and (node.keywords and any(k.arg is not None for k in node.keywords))
+    ]
+    assert spelled == []
 
 
 ESTIMATORS = [

@@ -41,6 +41,7 @@ from ._loaded import Loaded
 from ._passes import RENAMED, TOL, Passes, ended_early
 from ._registry import trusted_type
 from ._scaling import Scaled, unit_scaled
+from ._state_checks import check_state
 from ._stream_fit import Streamed
 from ._utils import (
     DataSummary,
@@ -573,7 +574,7 @@ class OnlineLinearClassifier(OnlineClassifier):
             check.fail("_states", f"must be a list of {self._n_problems} states")
         for j, state in enumerate(states):
             check.instance(state, f"_states[{j}]", self._state_class)
-            state._check_loaded(f"_states[{j}]", d, p)
+            check_state(state, f"_states[{j}]", d, p)
 
     #: whether the algorithm learns on normalised instances (ALMA)
     _normalises = False

@@ -1,4 +1,5 @@
-"""Checks of loaded state, shared by the ``_check_loaded`` methods of the state classes.
+"""Checks of loaded values, shared by the estimators' ``_check_loaded`` and the checks of
+the engines' states (:mod:`marginkit._state_checks`).
 
 A model file is data from anywhere, and the compiled passes index their arrays without
 bounds checks: before any of them runs, every array of a loaded model is checked for

@@ -23,10 +23,13 @@ from ._base import (
 from ._checkpoints import EpochOrders
 from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
 from ._core.budget import NO_VOTE, RULES, Budget, default_step
-from ._core.kernel import FOLD_BELOW, Instances, KernelState, train_blocks
+from ._core.kernel.blocks import FOLD_BELOW, train_blocks
+from ._core.kernel.rows import Instances
+from ._core.kernel.state import KernelState
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._order import rows_by_content
 from ._passes import ended_early
+from ._state_checks import check_state
 from ._utils import peak_of, times_power_of_two
 
 #: The parameters of the kernel online classifiers (kernel ALMA's; the others add
@@ -138,7 +141,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     (:mod:`marginkit._core.kernel`).
 
     Subclasses define ``_rule_args()``: the update rule of
-    :func:`marginkit._core.kernel.kernel_walk` and its parameters (a
+    :func:`marginkit._core.kernel.walk.kernel_walk` and its parameters (a
     :class:`marginkit._core.linear.Rule`). ALMA normalises the instances
     (``K(x, y) / sqrt(K(x, x) K(y, y))``); the others do when their ``normalize`` is
     set.
@@ -349,7 +352,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             state.normalize = self._normalise_param
         if self._normalising_rule and state.normalize is not True:
             check.fail("_kstate.normalize", "must be True: this algorithm normalises")
-        state._check_loaded("_kstate", self.n_features_in_, self._n_problems, self._forgets)
+        check_state(state, "_kstate", self.n_features_in_, self._n_problems, self._forgets)
         self._check_kernel_gamma(state)
 
     def _check_kernel_gamma(self, state):
@@ -410,7 +413,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
 
     def _stores(self):
-        """The stores of rows the state keeps (:class:`marginkit._core.kernel.RowStore`)."""
+        """The stores of rows the state keeps (:class:`marginkit._core.kernel.rows.RowStore`)."""
         stores = [getattr(self._kstate, name, None) for name in ("store", "POS", "NEG")]
         return [store for store in stores if store is not None]
 

@@ -42,7 +42,7 @@ class Loaded:
         validated as ``fit`` validates them, and a fitted model has exactly the learned
         attributes a fit sets, each of its type, with the widths and numbers of its
         states those of its classes and features, and its counts those of its states
-        (each state checks itself, see ``_check_loaded`` beside each state class). A
+        (each state by the check registered for its class, :mod:`marginkit._state_checks`). A
         checkpoint's progress is checked too, and again against the data it resumes on
         (:meth:`_check_resume`).
         """

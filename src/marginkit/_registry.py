@@ -27,15 +27,17 @@ def _name(cls):
 
 
 #: Where classes lived before they moved (the engines' before :mod:`marginkit._core`
-#: held them, the orders of a checkpoint's epochs before ``marginkit._base`` was split
-#: by job): files written then name them so, and load as files written now. (Pickles
-#: find them there too: each former module that still exists imports them.)
+#: held them, the kernel engine's before ``marginkit._core.kernel`` was split by job,
+#: the orders of a checkpoint's epochs before ``marginkit._base`` was): files written
+#: then name them so, and load as files written now. (Pickles find them there too:
+#: each former module that still exists imports them.)
 _FORMER_MODULES = {
-    "marginkit._core.state": "marginkit._state",
-    "marginkit._core.kernels": "marginkit._kernels",
-    "marginkit._core.kernel": "marginkit._engine",
-    "marginkit._core.pairs": "marginkit._pumma_engine",
-    "marginkit._checkpoints": "marginkit._base",
+    "marginkit._core.state": ("marginkit._state",),
+    "marginkit._core.kernels": ("marginkit._kernels",),
+    "marginkit._core.kernel.rows": ("marginkit._core.kernel", "marginkit._engine"),
+    "marginkit._core.kernel.state": ("marginkit._core.kernel", "marginkit._engine"),
+    "marginkit._core.pairs": ("marginkit._pumma_engine",),
+    "marginkit._checkpoints": ("marginkit._base",),
 }
 
 
@@ -47,8 +49,7 @@ def trusted_type(cls, *, model=False):
     """
     if cls.__module__.split(".")[0] == "marginkit":
         _TRUSTED[_name(cls)] = cls
-        former = _FORMER_MODULES.get(cls.__module__)
-        if former is not None:
+        for former in _FORMER_MODULES.get(cls.__module__, ()):
             _TRUSTED[f"{former}.{cls.__qualname__}"] = cls
         if model:
             _MODELS.add(_name(cls))

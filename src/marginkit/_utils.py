@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._core.arrays import backend_of, to_numpy
+from ._core import NUMBA_OPTS
+from ._core.arrays import backend_of, times_power_of_two, to_numpy
 from ._core.linear import scaled_norm
 
 
@@ -40,25 +41,6 @@ def exponent_of(size, unless_within=None):
     return 0 if size == 0.0 or ordinary else int(np.frexp(size)[1])
 
 
-def times_power_of_two(X, e):
-    """``X 2^e`` (numpy, sparse or an array of another namespace; a copy), exact but for
-    entries that leave the normal numbers of X's dtype; X itself when e is 0."""
-    if e == 0:
-        return X
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = np.ldexp(X.data, e)
-        return X
-    if isinstance(X, (np.ndarray, np.generic, float)):
-        return np.ldexp(X, e)
-    # multiplications by powers of two that a float holds, all one way, as ldexp would
-    while e:
-        step = max(-1000, min(1000, e))
-        X = X * 2.0**step
-        e -= step
-    return X
-
-
 def row_norms_p(X, p):
     """p-norm of every row of a dense array or CSR matrix, computed without overflow.
 
@@ -74,13 +56,13 @@ def row_norms_p(X, p):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _dense_row_norms(X, p, out):
     for r in range(X.shape[0]):
         out[r] = scaled_norm(X[r], p)
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _csr_row_norms(indptr, indices, data, p, out):
     for r in range(out.shape[0]):
         out[r] = scaled_norm(data[indptr[r] : indptr[r + 1]], p)

@@ -67,6 +67,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, types
 
+from ._core import NUMBA_INLINE, NUMBA_OPTS
+
 __all__ = [
     "FORMATS",
     "Chunk",
@@ -272,7 +274,7 @@ def _source_blocks(source, block_size, on_read=None):
         )
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _after_last_newline(buf, end):
     """The position after the last line end in ``buf[:end]``, 0 when there is none."""
     for i in range(end - 1, -1, -1):
@@ -281,7 +283,7 @@ def _after_last_newline(buf, end):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _count_lines_and_colons(buf, end):
     lines = 0
     colons = 0
@@ -304,17 +306,17 @@ _NUMBER_BAD = 1
 _NUMBER_PYTHON = 2  # valid, but left to Python's float()
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _is_digit(c):
     return 48 <= c <= 57
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _lower(c):
     return c + 32 if 65 <= c <= 90 else c
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _underscore_ok(buf, s, e, i):
     """Python's rule for ``_`` in a number: only between two digits."""
     return i > s and i + 1 < e and _is_digit(buf[i - 1]) and _is_digit(buf[i + 1])
@@ -324,7 +326,7 @@ def _underscore_ok(buf, s, e, i):
 # LLVM to inline: numba's own inlining (inline="always") copies their typed IR into every
 # caller: the parser then took 30 s to compile instead of 16 s (2-core Xeon), and read no
 # faster.
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _digits(buf, s, e, i, frac, mant, nd, exp10, inexact, any_digit):
     """The digits of a number's integer part (``frac`` False) or fraction from ``i``:
     up to 18 significant ones into ``mant``, the power of ten in ``exp10``, ``inexact``
@@ -356,7 +358,7 @@ def _digits(buf, s, e, i, frac, mant, nd, exp10, inexact, any_digit):
     return i, mant, nd, exp10, inexact, any_digit
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _parse_float(buf, s, e, scratch, endp):
     """``float(buf[s:e])`` as Python computes it: ``(code, value)``.
 
@@ -449,7 +451,7 @@ def _parse_float(buf, s, e, scratch, endp):
     return _NUMBER_OK, v
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _parse_int(buf, s, e):
     """``int(buf[s:e])`` as Python reads it, in int64: ``(code, value)``; code 0 read,
     1 not an integer, 2 beyond int64."""
@@ -483,7 +485,7 @@ def _parse_int(buf, s, e):
     return 0, -v if neg else v
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _fast_pair(buf, p, end, nul):
     """``index:value`` at ``p`` in its plainest form, read in one pass: digits, a colon,
     then a decimal (sign, digits, point, exponent) with at most 18 significant digits
@@ -579,7 +581,7 @@ _E_WIDTH = 20
 _E_QID_MIXED = 21
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _room(idx, col, n_features, auto, line, index_limit, nnz, data, st):
     """Whether index ``idx`` (column ``col``) can be stored as entry ``nnz``: ``_DONE`` if
     so, else the status that stops the scan (too wide for ``n_features``, past the index
@@ -599,7 +601,7 @@ def _room(idx, col, n_features, auto, line, index_limit, nnz, data, st):
     return _DONE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _index_status(idx, prev, base, st):
     """``_DONE`` if feature index ``idx`` may follow ``prev`` on a line (indices of a
     one-based file start at 1, and rise), else the error (noted in ``st``)."""
@@ -612,7 +614,7 @@ def _index_status(idx, prev, base, st):
     return _DONE
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _put(data, indices, nnz, value, col):
     """Store ``value`` at column ``col`` as entry ``nnz``; the entries then held."""
     data[nnz] = value
@@ -620,13 +622,13 @@ def _put(data, indices, nnz, value, col):
     return nnz + 1
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**NUMBA_INLINE)
 def _is_space(c):
     """bytes.split()'s whitespace: space, \\t, \\n, \\v, \\f, \\r."""
     return c == 32 or 9 <= c <= 13
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _parse_svmlight(buf, end, options, out, work, st):
     """Parse svmlight lines of ``buf[st[_POS]:end]`` into ``out``; a status code.
 
@@ -1143,7 +1145,7 @@ def _svmlight_chunks(source, chunk_size, n_features, zero_based, labels, block_s
 # -- CSV ---------------------------------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _clean_csv(buf, out, lines, line):
     """The lines of ``buf`` with something before any ``#``, each cut at its ``#``, and
     their 1-based numbers (from ``line``) in ``lines``: ``(size, rows, lines read,
@@ -1273,7 +1275,7 @@ def _csv_tables(source, skip_header, block_size, on_read=None):
             raise _csv_diagnosis(rest, lines[done:], width, str(exc)) from None
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _after_first_newline(buf):
     for i in range(buf.size):
         if buf[i] == 10:

@@ -27,13 +27,14 @@ of the members (reading no data): dtype, shape, byte order and size, each agains
 size the zip declares; a member may be named by one node only, and the size of all of
 them together is bounded (``max_bytes``). Only then are the arrays read, each once.
 
-Types are not enough: a file made only of trusted types can still hold an index that
-the compiled passes would follow out of bounds. So every loaded model is then checked
-whole by its own ``_check_loaded`` (each state class checks itself: every array's
-dtype and shape, every index against the size it addresses, every count against its
-array, the scalars that must be finite; the estimator checks its classes, widths and
-counts against its states), and a checkpoint is checked once more against the data it
-resumes on. The page ``docs/trust.md`` tells what a loaded file can and cannot do.
+Types are not enough: a file made only of trusted types can still hold an index that the
+compiled passes would follow out of bounds. So every loaded model is then checked whole
+by its own ``_check_loaded``, and each of its states by the check registered for its
+class (:mod:`marginkit._state_checks`: every array's dtype and shape, every index
+against the size it addresses, every count against its array, the scalars that must be
+finite; the estimator checks its classes, widths and counts against its states), and a
+checkpoint is checked once more against the data it resumes on. The page
+``docs/trust.md`` tells what a loaded file can and cannot do.
 
 A saved model holds the model and no more: no spare capacity of growing arrays, and
 the voted log only when the model kept it (``keep_corrections``, or ``output="voted"``

@@ -28,15 +28,15 @@ from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size
 from ._order import epoch_order, rows_by_content
 from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, ended_early
 from ._registry import trusted_type
+from ._state_checks import check_pairs_rows, check_pnorm_state, check_state, checks_state_of
 from ._utils import user_level
 from ._weights import CLASS_WEIGHT_DOC
 
 
-@trusted_type
 class PUMMAState(PNormState):
     """:class:`PNormState` plus what PUMMA keeps: x+, x-, the bias, the slack coordinates."""
 
-    _per_correction = ("h_sigma", "h_bias")
+    PER_CORRECTION = ("h_sigma", "h_bias")
 
     def __init__(self, d, p, keep_log=True, cap_k=64):
         super().__init__(d, p, keep_log, cap_k)
@@ -90,8 +90,8 @@ class PUMMAState(PNormState):
         n = self.n_trials
         return float(self.pf[K.P_BIAS_SUM]) / n if n else 0.0
 
-    _attributes = (
-        *PNormState._attributes,
+    SAVED = (
+        *PNormState.SAVED,
         *("h_sigma", "h_bias", "pf", "pi", "pos_idx", "pos_val", "neg_idx", "neg_val"),
         "newton_count",
     )
@@ -104,33 +104,37 @@ class PUMMAState(PNormState):
             state["pf"] = np.concatenate([pf, [1.0, 1.0]])
         super().__setstate__(state)
 
-    def _check_loaded(self, where, d, p):
-        """:meth:`PNormState._check_loaded`, and PUMMA's own: the stored x+ and x-
-        (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
-        (``pi[Q_POS_ROW]`` indexes the data's slack coordinates: checked against the
-        data where a fit resumes), the scalar states ``pf`` and ``pi``."""
-        super()._check_loaded(where, d, p)
-        w = f"{where}."
-        pf = check.array(self.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
-        if not (pf[K.P_W_POS] > 0 and pf[K.P_W_NEG] > 0):
-            check.fail(w + "pf", "must hold the weights of x+ and x-, > 0")
-        pi = check.array(self.pi, w + "pi", np.int64, (K.N_QSTATE,))
-        check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
-        check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
-        check.integer(pi[K.Q_POS_ROW], w + "pi (row of x+)", -1)
-        check.integer(pi[K.Q_NEG_ROW], w + "pi (row of x-)", -1)
-        check.integer(pi[K.Q_SEEN], w + "pi (classes seen)", 0, 3)
-        check.integer(pi[K.Q_CONFLICTS], w + "pi (conflicts)", 0)
-        for name in ("pos_idx", "neg_idx"):
-            check.array(getattr(self, name), w + name, np.int64, (d,), within=(0, d))
-        for name in ("pos_val", "neg_val"):
-            check.array(getattr(self, name), w + name, np.float64, (d,), finite=True)
-        check.array(self.newton_count, w + "newton_count", np.int64, (1,), within=(0, 2**62))
 
-    def _check_rows(self, where, n):
-        """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
-        check.integer(self.pi[K.Q_POS_ROW], f"{where}.pi (row of x+)", -1, n - 1)
-        check.integer(self.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)
+@checks_state_of(PUMMAState)
+def check_pumma_state(state, where, d, p):
+    """:func:`~marginkit._state_checks.check_pnorm_state`, and PUMMA's own: the stored
+    x+ and x- (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
+    (``pi[Q_POS_ROW]`` indexes the data's slack coordinates: checked against the data
+    where a fit resumes, :func:`check_pumma_rows`), the scalar states ``pf`` and
+    ``pi``."""
+    check_pnorm_state(state, where, d, p)
+    w = f"{where}."
+    pf = check.array(state.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
+    if not (pf[K.P_W_POS] > 0 and pf[K.P_W_NEG] > 0):
+        check.fail(w + "pf", "must hold the weights of x+ and x-, > 0")
+    pi = check.array(state.pi, w + "pi", np.int64, (K.N_QSTATE,))
+    check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
+    check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
+    check.integer(pi[K.Q_POS_ROW], w + "pi (row of x+)", -1)
+    check.integer(pi[K.Q_NEG_ROW], w + "pi (row of x-)", -1)
+    check.integer(pi[K.Q_SEEN], w + "pi (classes seen)", 0, 3)
+    check.integer(pi[K.Q_CONFLICTS], w + "pi (conflicts)", 0)
+    for name in ("pos_idx", "neg_idx"):
+        check.array(getattr(state, name), w + name, np.int64, (d,), within=(0, d))
+    for name in ("pos_val", "neg_val"):
+        check.array(getattr(state, name), w + name, np.float64, (d,), finite=True)
+    check.array(state.newton_count, w + "newton_count", np.int64, (1,), within=(0, 2**62))
+
+
+def check_pumma_rows(state, where, n):
+    """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
+    check.integer(state.pi[K.Q_POS_ROW], f"{where}.pi (row of x+)", -1, n - 1)
+    check.integer(state.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)
 
 
 #: ``tol`` of PUMMA's epochs, which also end when one makes no update
@@ -464,7 +468,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             check.array(slack, f"_resume['slacks'][{j}]", np.float64, (n,), finite=True)
         check_epoch_loop(resume, n, "changes")
         for j, state in enumerate(self._states):
-            state._check_rows(f"_states[{j}]", n)
+            check_pumma_rows(state, f"_states[{j}]", n)
         return n
 
     def _fresh_progress(self, X):
@@ -719,7 +723,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
 
     def _check_state(self):
         state = check.instance(self._kstate, "_kstate", PairState)
-        state._check_loaded("_kstate", self.n_features_in_, self._n_problems)
+        check_state(state, "_kstate", self.n_features_in_, self._n_problems)
         self._check_kernel_gamma(state)
 
     def _check_progress(self, resume, n):
@@ -733,7 +737,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         check.array(slack, "_resume['slack']", np.float64, (n, self._n_problems), finite=True)
         self._check_cache(resume, n)
         check_epoch_loop(resume, n, "changes")
-        self._kstate._check_rows("_kstate", n)
+        check_pairs_rows(self._kstate, "_kstate", n)
         return n
 
     def _fresh_progress(self, X):

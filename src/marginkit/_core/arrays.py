@@ -361,3 +361,22 @@ def answers_in_namespace(method):
         return out if xp is None else move_to(out, xp=xp, device=device)
 
     return wrapper
+
+
+def times_power_of_two(X, e):
+    """``X 2^e`` (numpy, sparse or an array of another namespace; a copy), exact but for
+    entries that leave the normal numbers of X's dtype; X itself when e is 0."""
+    if e == 0:
+        return X
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.ldexp(X.data, e)
+        return X
+    if isinstance(X, (np.ndarray, np.generic, float)):
+        return np.ldexp(X, e)
+    # multiplications by powers of two that a float holds, all one way, as ldexp would
+    while e:
+        step = max(-1000, min(1000, e))
+        X = X * 2.0**step
+        e -= step
+    return X

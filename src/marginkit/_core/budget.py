@@ -11,7 +11,7 @@ the budget; a budget above the rows a run stores leaves it the exact run, bit fo
 and at its cost. From the first maintenance step on, the entries count (a row, or a
 later correction of one: each step sums an example's entries into one vector first),
 as the slow reference of the tests counts them
-(:meth:`marginkit._core.kernel.KernelState.filling`). Before, the entries counted from
+(:meth:`marginkit._core.kernel.state.KernelState.filling`). Before, the entries counted from
 the start, so that a fit of several passes whose rows stayed under the budget while its
 entries reached it made maintenance steps it did not need: each summed the entries
 (the exact model to rounding), dropped the margin sums kept across passes (their
@@ -76,7 +76,7 @@ budget 530: 4 times the exact fit's time, and another model).
 
 Every output lives on the one store. The rules are linear maps of the coefficients,
 applied alike to those of the last hypothesis and of the average (whose running sums
-are closed first: :meth:`marginkit._core.kernel.Stored.flush`); the weight that picks
+are closed first: :meth:`marginkit._core.kernel.state.Stored.flush`); the weight that picks
 the vectors and ``h`` adds the two hypotheses' shares, each over its squared norm, so
 that neither is sacrificed to the other. The voted output needs every past hypothesis,
 which no budget keeps: a budgeted model does not offer it.
@@ -327,7 +327,7 @@ def maintain(state, budget, backend):
     """Bring a full store (``state.full(budget.size)``) to ``budget.size - budget.step``
     vectors by ``budget.rule``; every problem's averaging sums closed first, its
     squared norm computed anew after. From the first step on, the store's entries count
-    against the budget (:meth:`marginkit._core.kernel.KernelState.filling`)."""
+    against the budget (:meth:`marginkit._core.kernel.state.KernelState.filling`)."""
     state.filled = True
     for c in range(state.n_problems):
         state.flush(c)
@@ -530,7 +530,7 @@ def add_merged(state, merged, S, backend):
     k = len(rows)
     sq = backend.squared_norms(Z) if state.kernel.needs_norms else None
     state.store.append(Z, backend.asarray(np.ones(k)), sq)  # K(z, z) = 1: inv 1
-    for name in state._per_vector:
+    for name in state.PER_VECTOR:
         arr = getattr(state, name)
         if arr is not None:
             arr[m0 : m0 + k] = 0
@@ -543,7 +543,7 @@ def add_merged(state, merged, S, backend):
 def keep_rows(state, S):
     """Cut the store and every array per vector to the rows ``S`` (rising), in order."""
     k = S.shape[0]
-    for name in state._per_vector:
+    for name in state.PER_VECTOR:
         arr = getattr(state, name)
         if arr is not None:
             arr[:k] = arr[S]

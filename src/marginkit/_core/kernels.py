@@ -30,8 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .. import _checks as check
-from .._registry import trusted_type
+from . import NUMBA_INLINE, NUMBA_OPTS
 from .arrays import HOST, Host, to_numpy
 from .linear import power
 
@@ -117,7 +116,7 @@ def sparse_gram(A, B, dtype=np.float64):
     return G
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _scatter(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, G):
     """G[i] += a_val[p] * (column a_idx[p] of B) for the non-zeros p of row i (rows of
     ``a_ptr``, which starts at G's first row)."""
@@ -130,7 +129,6 @@ def _scatter(a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, G):
                 row[b_idx[q]] += v * b_val[q]
 
 
-@trusted_type
 class Kernel:
     """A kernel with resolved parameters; picklable (holds no compiled object).
 
@@ -155,17 +153,6 @@ class Kernel:
         self.degree = int(degree)
         self.coef0 = float(coef0)
         self.offset = None if offset is None else float(offset)
-
-    def _check_loaded(self, where):
-        """A named kernel (a file holds no function) with finite parameters."""
-        w = f"{where}."
-        check.attributes(self, where, ("kernel", "gamma", "degree", "coef0"), ("offset",))
-        if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
-            check.fail(w + "kernel", f"must be one of {', '.join(KERNELS)}, got {self.kernel!r}")
-        check.real(self.gamma, w + "gamma", positive=True)
-        check.integer(self.degree, w + "degree", 1)
-        check.real(self.coef0, w + "coef0")
-        check.real(self.offset, w + "offset", 0.0)
 
     @property
     def needs_norms(self):
@@ -343,7 +330,7 @@ def thread_pool(workers, name):
     return ThreadPoolExecutor(workers, thread_name_prefix=f"marginkit-{name}")
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _finish(G, code, gamma, degree, coef0, offset, inv_a, inv_b, sq_a, sq_b):
     """In place: Gram matrix -> normalised kernel matrix, one pass (``offset`` added
     before the normalisation).
@@ -377,7 +364,7 @@ def _finish(G, code, gamma, degree, coef0, offset, inv_a, inv_b, sq_a, sq_b):
                 row[j] *= ia * inv_b[j]
 
 
-@njit(inline="always", cache=True, nogil=True)
+@njit(**NUMBA_INLINE)
 def _whole_power(row, d):
     """row ** d in place for a whole d >= 1 (negative entries keep their sign if d is odd)."""
     m = row.shape[0]
@@ -428,7 +415,7 @@ def _whole_power_xp(G, d, xp):
     return xp.where(G < 0, -r, r) if d % 2 == 1 else r
 
 
-@njit(inline="always", cache=True, nogil=True)
+@njit(**NUMBA_INLINE)
 def power_signed(t, degree):
     """t ** degree for a whole ``degree`` (t may be negative)."""
     r = power(abs(t), degree)

@@ -48,7 +48,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-NUMBA_OPTS = {"cache": True, "nogil": True, "fastmath": False}
+from . import NUMBA_INLINE, NUMBA_OPTS
 
 # Indices into the float state vector ``fs``.
 F_S = 0  # scale s, theta = s * v
@@ -106,7 +106,7 @@ RULE_AGGRESSIVE_ROMMA = 4  # the same projection whenever y w . x < 1 - delta
 
 class Rule(NamedTuple):
     """An update rule and its parameters, as the estimators hand them to the compiled
-    walks (:func:`linear_pass`, :func:`marginkit._core.kernel.kernel_walk`); a rule
+    walks (:func:`linear_pass`, :func:`marginkit._core.kernel.walk.kernel_walk`); a rule
     reads only its own: ALMA ``alpha, B, C``, the margin Perceptron ``gamma_guess``
     and ``max_updates``, aggressive ROMMA ``delta``, both ROMMAs ``lam`` (their 2-norm
     soft margin in :func:`linear_pass`, in the model's units; 0: the hard margin).
@@ -190,7 +190,7 @@ def rows_of(batch):
     return DenseRows(read_only(batch.X), batch.aug, batch.xscale, weight)
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def row_weight(weight, r):
     """Row r's weight: ``weight[r]``, or 1 where ``weight`` is empty (no weights)."""
     return weight[r] if weight.shape[0] > 0 else 1.0
@@ -334,7 +334,7 @@ def copy_row(rows, r, out_idx, out_val):
     raise NotImplementedError("compiled only")
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def power(a, e):
     """a ** e for a >= 0; by repeated squaring when e is a small whole number.
 
@@ -388,7 +388,7 @@ def _flush_average(g, acc, u, sigma_total):
         u[i] = 0.0
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _touch(i, delta, v, g, u, sigma_total, p):
     """v_i += delta, keeping g_i and the averaging accumulator; returns the change of S.
 
@@ -488,7 +488,7 @@ def _row_sqnorm(rows, r):
     return sum_squares(vals) + rows.aug * rows.aug
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def row_dot(rows, r, g):
     """``g . (x_r, aug)``: the stored values, then the bias coordinate (index d - 1)."""
     dot = stored_dot(rows, r, g)
@@ -497,7 +497,7 @@ def row_dot(rows, r, g):
     return dot
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def fold_scale(v, g, acc, u, s, sigma_total, p):
     """Fold the scale s of theta = s v into v (before S = sum |v|^p can overflow): the
     lazy average is flushed first (it restarts with Sigma = 0), v is multiplied by s and
@@ -508,7 +508,7 @@ def fold_scale(v, g, acc, u, s, sigma_total, p):
     return _recompute(v, g, p)
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def end_trial(g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w):
     """The end of a trial: its post-trial hypothesis (the current one, of scale
     ``sigma_w``) enters the average (Freund and Schapire 1999) and, with ``logging``,
@@ -526,7 +526,7 @@ def end_trial(g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w):
     return trials, sigma_total
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def load_scalars(fs, ist):
     """The scalars of a p-norm state a pass holds in locals (linear and PUMMA passes)."""
     return (
@@ -543,7 +543,7 @@ def load_scalars(fs, ist):
     )
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials):
     """Back into the state: what :func:`load_scalars` gave, as the pass left it."""
     fs[F_S] = s
@@ -838,14 +838,14 @@ def replay_columns(log, first, stop, v, column, p, G, norms):
         norms[k - first] = np.sqrt(total)
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _two_sum(a, b):
     s = a + b
     z = s - a
     return s, (a - (s - z)) + (b - z)
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _two_product(a, b):
     """a b = p + e exactly (Dekker's product, no fused multiply-add needed)."""
     p = a * b
@@ -859,7 +859,7 @@ def _two_product(a, b):
     return p, a_lo * b_lo - (((p - a_hi * b_hi) - a_lo * b_hi) - a_hi * b_lo)
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _dot2_add(hi, lo, a, b):
     """(hi, lo) + a b, in Dot2's doubled precision."""
     prod, e = _two_product(a, b)
@@ -951,7 +951,7 @@ def cast_votes(P, hypotheses, rows, x_norms, aug_col, ranks):
         out[r] += total
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _g_of(a, p):
     """g = sign(a)|a|^(p-1), as the passes compute it."""
     if p == 2.0:

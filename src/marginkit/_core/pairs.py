@@ -21,26 +21,16 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .. import _checks as check
-from .._registry import trusted_type
-from .kernel import (
-    Made,
-    Problems,
-    RowStore,
-    Stored,
-    Sums,
-    check_problems,
-    class_index,
-    fold_scales,
-    forget,
-    outputs,
-    run_blocks,
-)
-from .kernels import Kernel
+from . import NUMBA_OPTS
+from .kernel.blocks import Made, fold_scales, run_blocks
+from .kernel.outputs import class_index, outputs
+from .kernel.rows import RowStore
+from .kernel.state import Stored
+from .kernel.walk import Problems, Sums, forget
 from .linear import Rule, row_weights
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def _kernel_to(Gb, k0, handle, i2, c):
     """K(x_i2, v) for the stored vector ``v`` of a handle: an in-block row or k0's column."""
     return Gb[handle, i2] if handle >= 0 else k0[i2, c]
@@ -82,7 +72,7 @@ def new_atoms(cap):
     return Atoms(*ints, *floats, np.zeros(cap, dtype=np.bool_), np.zeros(1, dtype=np.int64))
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     """Walk rows ``start..b-1`` of a block through PUMMA_2(delta), every problem.
 
@@ -99,7 +89,7 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
         The walk reads ``rule.delta``, the margin slack of the update condition.
     fold_below, start : float, int
         Where the walk stops to have a scale folded, and the row it starts from, as
-        for :func:`marginkit._core.kernel.kernel_walk`.
+        for :func:`marginkit._core.kernel.walk.kernel_walk`.
     block : PairBlock
         The block's in-block Gram, targets, rows in the data, the kernel columns of
         every problem's x+ and x- from before the block, and ``lam`` (:data:`PairBlock`).
@@ -113,7 +103,7 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
         them; ``sums.f_seen[i]`` receives ``F[i]`` as it stood at row i's trial;
         ``sums.slack[r, c]``: the slack sum of row r of the data (:data:`Sums`).
     old : Old
-        The atoms stored before the block (:data:`marginkit._core.kernel.Old`), which an
+        The atoms stored before the block (:data:`marginkit._core.kernel.walk.Old`), which an
         update whose new constraint alone binds forgets (:func:`forget`).
 
     Returns
@@ -270,12 +260,11 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     return b
 
 
-@trusted_type
 class PairState(Stored):
     """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
 
     #: a block's margin sums are one product over every atom (:class:`Ahead
-    #: <marginkit._core.kernel.Ahead>`)
+    #: <marginkit._core.kernel.blocks.Ahead>`)
     _one_sum = True
     _rows = "POS"  # NEG holds as many
 
@@ -326,7 +315,7 @@ class PairState(Stored):
 
     def renumber(self, at, n_seen, start=0):
         """Positions ``p >= start`` in the stream become ``start + at[p - start]`` (as
-        :meth:`marginkit._core.kernel.KernelState.renumber`), and the stream's rows
+        :meth:`marginkit._core.kernel.state.KernelState.renumber`), and the stream's rows
         ``n_seen``."""
         for index in (self.index_p[: self.m], self.index_n[: self.m]):
             moved = index >= start
@@ -341,7 +330,7 @@ class PairState(Stored):
         return index, label, np.concatenate([problem, problem])
 
     #: arrays with a row per atom (``hcount``: one more)
-    _per_vector = (
+    PER_VECTOR = (
         "index_p",
         "index_n",
         "label_p",
@@ -358,8 +347,8 @@ class PairState(Stored):
     _scaled = ("A", "V", "beta")
 
     #: arrays with one entry per problem
-    _per_problem = ("s", "norm2", "T", "Tb", "bias", "Gp", "Gn", "slp", "sln")
-    _per_problem += ("pos_diag", "neg_diag", "pos_weight", "neg_weight")
+    PER_PROBLEM = ("s", "norm2", "T", "Tb", "bias", "Gp", "Gn", "slp", "sln")
+    PER_PROBLEM += ("pos_diag", "neg_diag", "pos_weight", "neg_weight")
 
     def __setstate__(self, state):
         if "pos_weight" not in state and isinstance(state.get("bias"), np.ndarray):
@@ -368,59 +357,6 @@ class PairState(Stored):
             C = state["bias"].shape[0]
             state["pos_weight"], state["neg_weight"] = np.ones(C), np.ones(C)
         self.__dict__.update(state)
-
-    def _check_loaded(self, where, n_features, n_problems):
-        """The atoms' two stores and every array per atom (``m`` rows) and per problem,
-        as :func:`pumma_walk` and the outputs index them; the stored x+ and x- of every
-        problem (``pos_ref``: an atom of one of the stores, there whenever the problem has
-        seen that class); the rows holding them (``pos_row``: checked against the data
-        where a fit resumes)."""
-        w = f"{where}."
-        names = ("kernel", "normalize", "n_problems", "POS", "NEG", "hcount", "k", "seen")
-        names += ("pos_row", "neg_row", "conflicts", "pos_ref", "neg_ref", "n_trials")
-        names += ("n_seen", "n_kernel_evals", "margin", *self._per_vector, *self._per_problem)
-        check.attributes(self, where, names)
-        check.instance(self.kernel, w + "kernel", Kernel)._check_loaded(w + "kernel")
-        check.flag(self.normalize, w + "normalize")
-        C = check.equal(self.n_problems, w + "n_problems", n_problems)
-        for name in ("POS", "NEG"):
-            store = check.instance(getattr(self, name), w + name, RowStore)
-            store._check_loaded(w + name, n_features)
-        m = self.POS.n
-        check.equal(self.NEG.n, w + "NEG.n", m)
-        for name in ("label_p", "label_n"):
-            check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, max(2, C)))
-        for name in ("index_p", "index_n"):
-            check.array(getattr(self, name), w + name, np.int64, (m,), within=(0, 2**62))
-        for name in ("A", "V", "beta", "T_ins", "acc"):
-            check.array(getattr(self, name), w + name, np.float64, (m, C), finite=True)
-        for name in ("mask", "reset"):
-            check.array(getattr(self, name), w + name, np.bool_, (m, C))
-        check_problems(self, where, m, C, self._per_problem)
-        if not (np.all(self.pos_weight > 0) and np.all(self.neg_weight > 0)):
-            check.fail(w + "pos_weight", "and neg_weight must be > 0 (the weights of x+, x-)")
-        seen = check.array(self.seen, w + "seen", np.int64, (C,), within=(0, 4))
-        for name in ("pos_row", "neg_row"):
-            check.array(getattr(self, name), w + name, np.int64, (C,), within=(-1, 2**62))
-        check.array(self.conflicts, w + "conflicts", np.int64, (C,), within=(0, 2**62))
-        if self.margin is not None:
-            check.array(self.margin, w + "margin", np.float64, (C,))
-        for name, bit in (("pos_ref", 1), ("neg_ref", 2)):
-            refs = getattr(self, name)
-            if type(refs) is not list or len(refs) != C:
-                check.fail(w + name, f"must be a list of {C} references")
-            for c, ref in enumerate(refs):
-                if ref is None and not seen[c] & bit:
-                    continue
-                if not (type(ref) is tuple and len(ref) == 2):
-                    check.fail(f"{w}{name}[{c}]", "must be the (store, atom) of a stored example")
-                check.integer(ref[0], f"{w}{name}[{c}] store", 0, 1)
-                check.integer(ref[1], f"{w}{name}[{c}] atom", 0, m - 1)
-
-    def _check_rows(self, where, n):
-        """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
-        for name in ("pos_row", "neg_row"):
-            check.array(getattr(self, name), f"{where}.{name}", np.int64, (None,), within=(-1, n))
 
     def new_data(self):
         """Rows of new data are new examples: no row holds an x+ or x- any more."""
@@ -501,7 +437,7 @@ class PairState(Stored):
 
 
 class _Pairs:
-    """Kernel PUMMA on :func:`marginkit._core.kernel.run_blocks`: atoms (pairs of a
+    """Kernel PUMMA on :func:`marginkit._core.kernel.blocks.run_blocks`: atoms (pairs of a
     stored x+ and x-), up to one per problem a row."""
 
     def __init__(self, state, Y, slack, params, backend):
@@ -562,15 +498,15 @@ class _Pairs:
 
 def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None):
     """One pass of kernel PUMMA_2 over ``order`` in blocks (see :func:`pumma_walk`), on
-    the loop of kernel ALMA (:func:`marginkit._core.kernel.run_blocks`).
+    the loop of kernel ALMA (:func:`marginkit._core.kernel.blocks.run_blocks`).
 
-    ``data`` (:class:`marginkit._core.kernel.Instances`) holds the rows, where their
+    ``data`` (:class:`marginkit._core.kernel.rows.Instances`) holds the rows, where their
     products are made, with ``inv`` = 1 / sqrt(K(x, x)) when normalised, else 1 (0
     where K(x, x) = 0; such a row is the zero vector, whose constraint y b >= 1 still
     counts); ``slack`` the (n, C) soft-margin sums of the rows of X; ``params`` a dict
     with ``delta``, ``lam``, ``block_size`` and ``fold_below`` (and ``weight``, the rows'
     weights, or None: 1 each); ``cache`` None or (P,
-    seen) as in :func:`marginkit._core.kernel.train_blocks`. Returns the updates and
+    seen) as in :func:`marginkit._core.kernel.blocks.train_blocks`. Returns the updates and
     conflicts made.
     """
     updates0 = state.n_corrections.sum()

@@ -40,9 +40,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from . import NUMBA_INLINE, NUMBA_OPTS
 from .linear import (
     I_LOG,
-    NUMBA_OPTS,
     _recompute,
     _reset,
     _sigma,
@@ -119,7 +119,7 @@ def new_work(d):
     )
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _signed_power(a, e):
     """sign(a) |a|^e (0 at 0)."""
     if a == 0.0:
@@ -294,7 +294,7 @@ def _dot_g(g, idx, val, n):
     return total
 
 
-@njit(inline="always", **NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def _gather(idx, val, n, factor, scratch, mark, j_index, m):
     """``scratch[i] += factor * val`` over the n non-zeros ``(idx, val)`` of an example:
     z = (x+ - x-) / 2 is gathered by coordinate, each coordinate met for the first time

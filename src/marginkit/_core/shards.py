@@ -46,7 +46,8 @@ import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
 from .arrays import HOST
-from .kernel import RowStore, margin_products, store_rows
+from .kernel.blocks import margin_products
+from .kernel.rows import RowStore, store_rows
 
 #: times a call is repeated on a shard made anew after its worker was lost
 RETRIES = 3
@@ -54,9 +55,9 @@ RETRIES = 3
 
 class Shard:
     """One worker's part of the stored vectors (a Dask actor): their rows, with their
-    norms, as a :class:`marginkit._core.kernel.RowStore` whose entries are the vectors
+    norms, as a :class:`marginkit._core.kernel.rows.RowStore` whose entries are the vectors
     of the shard in the order the driver stored them, and the margin sums of a block
-    over them, made by the engine's own :func:`marginkit._core.kernel.margin_products`.
+    over them, made by the engine's own :func:`marginkit._core.kernel.blocks.margin_products`.
     """
 
     #: kernel entries a row of :meth:`block_rows` costs per stored vector
@@ -74,7 +75,7 @@ class Shard:
     def margins(self, rows, block, plan, rest=None):
         """The (b, C) margin sums of ``block`` over the shard's entries of ``plan``
         (``(first, lo, hi, A)`` in the shard's numbering, as
-        :func:`marginkit._core.kernel.margins_plan` makes them; None where it has no
+        :func:`marginkit._core.kernel.blocks.margins_plan` makes them; None where it has no
         entry), after appending ``rows`` (``(X, inv, sq, repeats)``: the entries stored
         since the last call, or None). ``block`` None: the block of the last call (a
         block's sums over the vectors the block before it stored may be a second
@@ -119,9 +120,9 @@ class _Part:
 
 
 class Sharded:
-    """The margin products of a :class:`marginkit._core.kernel.KernelState` made on
+    """The margin products of a :class:`marginkit._core.kernel.state.KernelState` made on
     ``n_shards`` shards (:class:`Shard`): set as ``state.remote`` for the blocks of a
-    fit, it is what :func:`marginkit._core.kernel.margin_products` calls.
+    fit, it is what :func:`marginkit._core.kernel.blocks.margin_products` calls.
 
     Parameters
     ----------
@@ -230,7 +231,7 @@ class Sharded:
     # -- the products --------------------------------------------------------------------
     def margin_products(self, state, block, plan):
         """The (b, C) margin sums of ``block`` over the stored vectors of ``plan`` (as
-        :func:`marginkit._core.kernel.margin_products` takes them, on the host; None
+        :func:`marginkit._core.kernel.blocks.margin_products` takes them, on the host; None
         where it has none): each shard's sums over its vectors, added in the order of
         the shards."""
         with self.lock:

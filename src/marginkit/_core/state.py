@@ -9,14 +9,11 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _checks as check
-from .._registry import trusted_type
 from . import linear as L
 
 _INDEX = np.int32
 
 
-@trusted_type
 class PNormState:
     """Weights, lazy averaging accumulators and (optionally) correction log of one problem.
 
@@ -108,7 +105,7 @@ class PNormState:
     def __getstate__(self):
         state = dict(self.__dict__)
         K = self.n_corrections if self.keeps_log else 0
-        for name in ("h_start", "h_stop", "h_coef", "h_rescale", *self._per_correction):
+        for name in ("h_start", "h_stop", "h_coef", "h_rescale", *self.PER_CORRECTION):
             state[name] = self.__dict__[name][:K].copy()
         state["h_count"] = self.h_count[: K + 1 if self.keeps_log else 0].copy()
         ends = [*self.b_first[1:], K]
@@ -141,96 +138,16 @@ class PNormState:
         self.__dict__.update(state)
 
     #: further arrays with one entry per logged correction (subclasses add theirs)
-    _per_correction = ()
+    PER_CORRECTION = ()
 
     #: the attributes of a state, as saved
-    _attributes = (
+    SAVED = (
         *("d", "p", "v", "g", "acc", "u", "fs", "ist"),
         *("h_start", "h_stop", "h_coef", "h_rescale", "h_count"),
         *("b_indices", "b_data", "b_first", "slack"),
     )
 
     # -- checking a loaded state ---------------------------------------------------
-    def _check_loaded(self, where, d, p):
-        """An :class:`~marginkit.persistence.UntrustedFileError` unless this state (from a
-        file) is one the compiled passes can be given: ``d`` weights at norm ``p``.
-
-        Every index the passes and the vote follow is checked against the size it
-        addresses: the scalar states ``fs`` and ``ist`` by their constants, the log's
-        fill ``ist[I_HNNZ]`` in its last block, each correction's span ``h_start[k] :
-        h_stop[k]`` in its block (``b_first``), every logged coordinate (``b_indices``)
-        against d, and the counts (corrections, trials, ``h_count``) against each other
-        and their arrays.
-        """
-        w = f"{where}."
-        check.attributes(self, where, self._attributes)
-        check.equal(check.integer(self.d, w + "d", 1), w + "d", d)
-        check.equal(check.real(self.p, w + "p"), w + "p", p)
-        for name in ("v", "acc", "u"):
-            check.array(getattr(self, name), w + name, np.float64, (d,), finite=True)
-        # the direction g is v itself at p = 2
-        check.array(self.g, w + "g", np.float64, (d if p != 2.0 else 0,), finite=True)
-        fs = check.array(self.fs, w + "fs", np.float64, (L.N_FSTATE,), finite=True)
-        sums = (fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W], fs[L.F_SLACK], fs[L.F_SLACK_WORK])
-        if not (fs[L.F_S] > 0 and min(sums) >= 0):
-            check.fail(w + "fs", "holds a scale, norm or count that is not positive")
-        # the slack coordinates of a fit's rows (a checkpoint mid-fit); a pass takes
-        # them only when they number its rows (OnlineLinearClassifier._run)
-        check.array(self.slack, w + "slack", np.float64, (None,), finite=True)
-        ist = check.array(self.ist, w + "ist", np.int64, (L.N_ISTATE,))
-        K = check.integer(ist[L.I_NHIST], w + "ist (corrections)", 0)
-        if ist[L.I_LOG]:
-            check.equal(int(ist[L.I_K]), w + "ist (k: corrections + 1)", K + 1)
-        else:
-            # a mixed state (:meth:`from_sums`) restarts k from the shards' mean, below the
-            # corrections made on every shard; k is a count, not an index
-            check.integer(ist[L.I_K], w + "ist (k)", 1, K + 1)
-        trials = check.integer(ist[L.I_TRIALS], w + "ist (trials)", K)
-        check.integer(ist[L.I_BUDGET], w + "ist (budget flag)", 0, 1)
-        logs = check.integer(ist[L.I_LOG], w + "ist (log flag)", 0, 1)
-        # the log: the arrays per correction of one length, with room for the K logged
-        # (none without a log), h_count one longer
-        n = self.h_coef.shape[0] if logs and isinstance(self.h_coef, np.ndarray) else 0
-        if logs and n < K:
-            check.fail(w + "h_coef", f"must hold the {K} corrections logged, holds {n}")
-        for name in ("h_start", "h_stop"):
-            check.array(getattr(self, name), w + name, np.int64, (n,))
-        for name in ("h_coef", "h_rescale", *self._per_correction):
-            check.array(getattr(self, name), w + name, np.float64, (n,), finite=True)
-        counts = check.array(
-            self.h_count, w + "h_count", np.int64, (n + 1 if logs else 0,), within=(0, 2**62)
-        )
-        if logs and int(counts.sum()) != trials:
-            check.fail(w + "h_count", f"must add up to the {trials} trials, not {counts.sum()}")
-        # the blocks of logged instances
-        blocks = [self.b_indices, self.b_data, self.b_first]
-        if any(type(b) is not list for b in blocks) or len({len(b) for b in blocks}) != 1:
-            check.fail(w + "b_indices", "b_data and b_first must be lists of one length")
-        if not self.b_first or (not logs and len(self.b_first) != 1):
-            check.fail(w + "b_first", "must list one block, or more with a log")
-        lengths = []
-        for b, (indices, data) in enumerate(zip(self.b_indices, self.b_data, strict=True)):
-            at = f"[{b}]"
-            size = None if logs else 0
-            check.array(indices, w + "b_indices" + at, np.int32, (size,), within=(0, d))
-            check.array(data, w + "b_data" + at, np.float64, indices.shape, finite=True)
-            lengths.append(indices.shape[0])
-        first = [check.integer(f, w + "b_first", 0, K) for f in self.b_first]
-        if first[0] != 0 or any(a > b for a, b in zip(first, first[1:], strict=False)):
-            check.fail(w + "b_first", f"must rise from 0, got {first[:8]}")
-        check.integer(ist[L.I_HNNZ], w + "ist (log fill)", 0, lengths[-1])
-        if logs and K:
-            block = np.searchsorted(first, np.arange(K), side="right") - 1
-            start, stop = self.h_start[:K], self.h_stop[:K]
-            bad = (start < 0) | (start > stop) | (stop > np.asarray(lengths)[block])
-            if bad.any():
-                k = int(np.flatnonzero(bad)[0])
-                check.fail(
-                    w + "h_start",
-                    f"and h_stop must span their block: correction {k} spans "
-                    f"{start[k]}:{stop[k]} of a block of {lengths[block[k]]}",
-                )
-
     # -- iterative parameter mixing ------------------------------------------------
     @classmethod
     def from_sums(cls, start, w, acc, made, trials, k):

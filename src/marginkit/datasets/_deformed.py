@@ -44,6 +44,7 @@ from scipy.ndimage import gaussian_filter1d
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, InvalidParameterError, validate_params
 
+from .._core import NUMBA_OPTS
 from ._loaders import _read_mnist
 
 #: Rows per block: one seed per block, so that the stream does not depend on chunk_size
@@ -330,7 +331,7 @@ def _chunks(images, labels, spec, entropy, chunk_size, n_samples, include_origin
         yield X, y
 
 
-@njit(cache=True, nogil=True)
+@njit(**NUMBA_OPTS)
 def deform(images, sources, maps, fields, smoothing, alpha, out):
     """Deform ``images[sources[b]]`` into ``out[b]`` for every b (Simard et al. 2003,
     section 2, with an affine map).
