@@ -133,12 +133,12 @@ def root_bytes(est, mixing, shards):
     record, whatever the shards), or the one shard's states."""
     import pickle
 
-    from marginkit.distributed import _MixSums
+    from marginkit.distributed.mixing_sums import MixSums
 
     if shards == 1:
         return state_bytes(est)
     counts = [(0, 0) for _ in est._states]
-    root = _MixSums(counts, mixing, 1, est._states)
+    root = MixSums(counts, mixing, 1, est._states)
     return len(pickle.dumps(root, protocol=pickle.HIGHEST_PROTOCOL))
 
 

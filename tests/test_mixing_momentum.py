@@ -21,7 +21,8 @@ da = pytest.importorskip("dask.array")
 
 from test_mixing import chunked, same_bits, separable_with_margin  # noqa: E402
 
-from marginkit.distributed import MixingClassifier, _Momentum  # noqa: E402
+from marginkit.distributed import MixingClassifier  # noqa: E402
+from marginkit.distributed.mixing_sums import Momentum  # noqa: E402
 
 
 def test_one_shard_in_pieces_is_the_serial_fit(threads):
@@ -275,14 +276,14 @@ def test_a_filtered_k_counts_no_more_than_the_corrections(threads, tmp_path, mix
 
 
 def test_the_filter_keeps_a_problem_without_corrections_and_stays_in_the_ball():
-    """_Momentum by hand: no shard corrected (w None): the start's weights and k, the
+    """Momentum by hand: no shard corrected (w None): the start's weights and k, the
     momentum dropped; ALMA_3's step beyond its unit 3/2-ball projected onto it."""
     X, y = make_blobs_pm(n=60, d=4, seed=5)
     start = ALMAClassifier(shuffle=False, p=3.0, fit_intercept=False).partial_fit(
         X, y, classes=[0, 1]
     )
     state = start._states[0]
-    filt = _Momentum(0.5, ball=True)
+    filt = Momentum(0.5, ball=True)
     w, k = filt.step(0, state, state.last_weights() * 5.0, (state.k + 3, 1), 3)
     q = 3.0 / 2.0
     assert np.sum(np.abs(w) ** q) ** (1 / q) == pytest.approx(1.0)
