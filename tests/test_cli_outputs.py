@@ -130,7 +130,7 @@ def test_a_csv_header_is_recognised(tmp_path):
     X, y = read_data(path)
     np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
     path.write_text("a,b,label\n1,x,0\n")
-    with pytest.raises(ValueError, match="nor with its first line taken as a header"):
+    with pytest.raises(ValueError, match="its first line taken as a header"):
         read_data(path)
 
 

@@ -37,12 +37,14 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
+from ._reading import ReadOptions, integral, svmlight_width, zero_based_of
 from ._utils import DataSummary, Norms, row_norms_p
-from .formats import checked_file, data_format, iter_chunks
+from .formats import checked_file, iter_chunks
 
 __all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
 
@@ -187,7 +189,9 @@ class FileStream:
     the column count of the whole file. Construction makes the first pass (the scan),
     unless what it would find is given: ``classes``, and for svmlight ``n_features``
     and ``zero_based``. :attr:`summary`, :attr:`classes` and :attr:`n_features` tell
-    what the stream holds, :attr:`zero_based` how its svmlight indices count;
+    what the stream holds, :attr:`zero_based` how its svmlight indices count,
+    :attr:`integral` whether its labels are integers (int64), :attr:`reading` how it is
+    read (a :class:`~marginkit._reading.ReadOptions`, its format and header decided);
     :attr:`n_samples` is known after the scan or a pass; :attr:`scan` holds what the
     scan found, as written (a :class:`FileScan`; None when no scan was made).
 
@@ -268,21 +272,22 @@ class FileStream:
             )
         self.chunk_size = int(chunk_size)
         self.prefetch = bool(prefetch)
-        self.fmt = data_format(self.path, fmt)
+        #: how the file is read (its format and header decided)
+        self.reading = ReadOptions(fmt, n_features, zero_based, label_column, skip_header)
+        self.reading = self.reading.for_file(self.path)
+        self.fmt = self.reading.fmt
         self.label_column = label_column
-        self.skip_header = skip_header or (self.fmt == "csv" and self._has_header())
+        self.skip_header = self.reading.skip_header
         self.progress = progress
         self.n_samples = None
         self.scan = None
         self.zero_based = zero_based
         self._n_features = n_features
-        self._integral = False
+        self.integral = False
         if classes is not None:
             classes = np.unique(np.asarray(classes))
-            self._integral = classes.dtype.kind in "iub" or bool(
-                classes.dtype.kind == "f" and np.all(classes == np.round(classes))
-            )
-            classes = classes.astype(np.int64) if self._integral else classes
+            self.integral = integral(classes)
+            classes = classes.astype(np.int64) if self.integral else classes
         known = self.fmt == "csv" or (n_features is not None and zero_based != "auto")
         if classes is None or not known:
             self._scan(n_features, classes)
@@ -297,25 +302,6 @@ class FileStream:
             self._set(self._n_features, classes, self._moments)
 
     # -- reading -------------------------------------------------------------------
-    def _has_header(self):
-        """Whether the CSV file's first line is not numbers over lines that are (a
-        header, taken as such as when the file is read whole)."""
-        chunks = iter_chunks(self.path, 1, "csv", label_column=None)
-        try:
-            next(chunks, None)
-        except ValueError as exc:
-            if not str(exc).startswith("line 1:"):
-                return False  # the reading proper says what is wrong
-            chunks = iter_chunks(self.path, 1, "csv", label_column=None, skip_header=True)
-            try:
-                next(chunks, None)
-            except ValueError:
-                return False
-            return True
-        finally:
-            chunks.close()
-        return False
-
     def _chunks(self, stage, raw=False, prefetch=None):
         """The ``(X, y)`` chunks of a pass; ``raw``: svmlight indices as written, each
         chunk as wide as its largest index. ``prefetch``: each chunk read and parsed in
@@ -336,7 +322,7 @@ class FileStream:
             chunks = prefetched(chunks)
         try:
             for X, y, _ in chunks:
-                if not raw and self._integral and np.all(y == np.round(y)):
+                if not raw and self.integral and integral(y):
                     y = y.astype(np.int64)  # else a label outside classes, refused by the fit
                 yield X, y
         except (ValueError, OSError) as exc:
@@ -369,12 +355,12 @@ class FileStream:
         """Rows, widest row, lowest index, labels, whether all are integral, and the
         sum and sum of squares of the entries: one pass."""
         n, width, low = 0, 0, None
-        labels, integral = [], True
+        labels, integers = [], True
         total = total_sq = 0.0
         for X, y in self._chunks("scan" if raw else "moments", raw=raw):
             n += X.shape[0]
             labels.append(np.unique(y))
-            integral = integral and bool(np.all(y == np.round(y)))
+            integers = integers and integral(y)
             if self.fmt == "svmlight":
                 width = max(width, X.shape[1])
                 if X.nnz:
@@ -388,27 +374,19 @@ class FileStream:
         if n == 0:
             raise ValueError(f"{self.path}: no examples")
         labels = np.unique(np.concatenate(labels))
-        return n, width, low, labels, integral, total, total_sq
+        return n, width, low, labels, integers, total, total_sq
 
     def _scan(self, n_features, classes):
-        n, width, low, labels, integral, total, total_sq = self._survey(raw=True)
-        found = labels.astype(np.int64) if integral else labels
-        self.scan = FileScan(n, width, low if self.fmt == "svmlight" else None, found, integral)
+        n, width, low, labels, integers, total, total_sq = self._survey(raw=True)
+        labels = labels.astype(np.int64) if integers else labels
+        self.scan = FileScan(n, width, low if self.fmt == "svmlight" else None, labels, integers)
         if self.fmt == "svmlight":
             if self.zero_based == "auto":
-                # load_svmlight_file's zero_based="auto": one-based when no index is 0
-                self.zero_based = low is None or low == 0
-            width = width if self.zero_based else width - 1
-            if n_features is not None:
-                if width > n_features:
-                    raise ValueError(
-                        f"{self.path}: n_features was given as {n_features}, but the file "
-                        f"has {width} features"
-                    )
-                width = int(n_features)
-        labels = labels.astype(np.int64) if integral else labels
+                self.zero_based = zero_based_of([low])
+                self.reading = replace(self.reading, zero_based=self.zero_based)
+            width = svmlight_width([width], self.zero_based, n_features, [self.path])
         if classes is None:
-            self._integral = integral
+            self.integral = integers
             classes = labels
         else:
             unknown = np.setdiff1d(labels, classes)

@@ -39,6 +39,7 @@ from . import (
     ROMMAClassifier,
 )
 from ._files import prepare_output
+from ._reading import ReadOptions, as_labels
 from .formats import checked_file, data_format, input_format, read_file
 from .persistence import load, save
 
@@ -93,28 +94,21 @@ def _read_dataset(path, fmt=None, **options):
     """A :class:`marginkit.formats.Dataset`, its errors naming the file; integral
     labels as int64."""
     path = checked_file(path)
-    fmt = data_format(path, fmt)
+    # what read_file takes beside the reading options: labels or not, its block size
+    extra = {k: options.pop(k) for k in ("labels", "block_size") if k in options}
+    reading = ReadOptions(fmt, **options).for_file(path)
     try:
-        data = read_file(path, fmt, **options)
+        data = read_file(path, reading.fmt, **extra, **reading.reader_args())
     except ValueError as exc:
-        if fmt == "svmlight":
+        if reading.fmt == "svmlight":
             raise ValueError(f"{path}: cannot be read as an svmlight file ({exc})") from exc
-        if options.get("skip_header") or not str(exc).startswith("line 1:"):
-            raise ValueError(f"{path}: cannot be read as numeric CSV ({exc})") from exc
-        # a first line that is not numbers, over lines that are: a header
-        try:
-            data = read_file(path, fmt, **{**options, "skip_header": True})
-        except ValueError:
-            raise ValueError(
-                f"{path}: cannot be read as numeric CSV ({exc}); nor with its first line "
-                "taken as a header"
-            ) from exc
+        header = ", its first line taken as a header" if reading.skip_header else ""
+        raise ValueError(f"{path}: cannot be read as numeric CSV{header} ({exc})") from exc
     if data.X.shape[0] == 0:
         raise ValueError(f"{path}: no examples")
     _check_finite_rows(path, data.X)
-    y = data.y
-    if y is not None and np.all(y == np.round(y)):
-        data = data._replace(y=y.astype(np.int64))
+    if data.y is not None:
+        data = data._replace(y=as_labels(data.y))
     return data
 
 
@@ -593,10 +587,7 @@ def _read_for(est, path, fmt, labels, label_column, skip_header):
             f"{path}: label_column={label_column} is out of range for rows of {columns} values"
         )
     col = label_column % columns
-    y = table[:, col]
-    if np.all(y == np.round(y)):
-        y = y.astype(np.int64)
-    return np.delete(table, col, axis=1), y
+    return np.delete(table, col, axis=1), as_labels(table[:, col])
 
 
 def predict(model, data, *, fmt=None, label_column="model", skip_header=False):

@@ -6,6 +6,7 @@ of file shards.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import array_api_compat
 import numpy as np
@@ -13,6 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array, column_or_1d
 
 from .._base import _canonical
+from .._reading import ReadOptions, svmlight_width, zero_based_of
 from .._utils import Norms, row_norms_p
 from ..streaming import FileScan, FileStream
 from .dask_predict import from_frame, is_dask
@@ -73,11 +75,51 @@ def labels_of(y):
     return np.unique(np.asarray(y))
 
 
+@dataclass(frozen=True)
+class ShardReading:
+    """How the workers read the file shards: the reading options (one value for every
+    file; :meth:`ReadOptions.for_file <marginkit._reading.ReadOptions.for_file>`
+    completes them for each), the examples of a chunk, whether a chunk is parsed ahead in
+    a thread, and the classes (None: those the first pass finds)."""
+
+    options: ReadOptions = ReadOptions()
+    chunk_size: int = 10000
+    prefetch: bool = True
+    classes: object = None
+
+    def stream(self, path, prefetch=None):
+        """The file at ``path`` as a :class:`marginkit.streaming.FileStream`."""
+        prefetch = self.prefetch if prefetch is None else prefetch
+        return FileStream(
+            path,
+            self.chunk_size,
+            classes=self.classes,
+            prefetch=prefetch,
+            **self.options.stream_args(),
+        )
+
+    def given(self):
+        """The names of the options given (not at their defaults), for the error of a
+        fit on data that are not files."""
+        default = ShardReading()
+        names = ("chunk_size", "fmt", "n_features", "zero_based", "label_column")
+        names += ("skip_header", "prefetch")  # in the order of MixingClassifier.fit's
+        return [name for name in names if not _same(self._option(name), default._option(name))]
+
+    def _option(self, name):
+        return getattr(self.options if hasattr(self.options, name) else self, name)
+
+
+def _same(value, default):
+    """``value`` is ``default`` (True is not 1, nor 1.0 -1)."""
+    return value is default or (type(value) is type(default) and value == default)
+
+
 def file_rows(path, reading):
     """All the rows of a file shard and their labels, read on a worker (in chunks, then
     stacked): what :class:`MixingClassifier`'s ``mix_every`` holds there between the
     mixes of an epoch."""
-    chunks = list(FileStream(path, **dict(reading, prefetch=False))())
+    chunks = list(reading.stream(path, prefetch=False)())
     parts = [X for X, _ in chunks]
     X = sp.vstack(parts, format="csr") if sp.issparse(parts[0]) else np.vstack(parts)
     return X, np.concatenate([y for _, y in chunks])
@@ -92,7 +134,7 @@ def file_summary(path, reading):
     the :class:`marginkit.streaming.FileScan` of the file as written and the classes
     its stream holds (those given, else its own labels). With everything the scan
     would find given, only the rows are counted."""
-    stream = FileStream(path, **reading)
+    stream = reading.stream(path)
     scan = stream.scan
     if scan is None:
         n = stream.count()
@@ -101,30 +143,14 @@ def file_summary(path, reading):
         width = stream.n_features
         if stream.fmt == "svmlight" and not stream.zero_based:
             width += 1  # the width as written, indices read as zero-based
-        scan = FileScan(n, width, None, stream.classes, stream._integral)
+        scan = FileScan(n, width, None, stream.classes, stream.integral)
     return stream.fmt, scan, stream.classes
 
 
 def file_norms(path, reading, p):
     """The :class:`~marginkit._utils.Norms` of the instances of one file shard: a
     pass, on a worker."""
-    return FileStream(path, **reading).summary.norms(p)
-
-
-#: The options of :meth:`MixingClassifier.fit` that read files, and their defaults
-READING = {
-    "chunk_size": 10000,
-    "fmt": None,
-    "n_features": None,
-    "zero_based": "auto",
-    "label_column": -1,
-    "skip_header": False,
-    "prefetch": True,
-}
-
-
-def is_default(value, default):
-    return value is default or (type(value) is type(default) and value == default)
+    return reading.stream(path).summary.norms(p)
 
 
 def paths_of(X):
@@ -145,9 +171,8 @@ def paths_of(X):
 def combined(paths, summaries, n_features, zero_based, classes_given):
     """``(fmt, n_features, zero_based, classes)`` of all the file shards together, from
     their first passes: one format, the widest file's features, svmlight indices
-    one-based only when no file writes an index 0 (``load_svmlight_files``'s
-    ``zero_based="auto"``, which is also what :class:`marginkit.streaming.FileStream`
-    decides for the files' concatenation), the union of their labels."""
+    one-based only when no file writes an index 0 (:func:`marginkit._reading.
+    zero_based_of`, as for one file), the union of their labels."""
     fmts = [fmt for fmt, _, _ in summaries]
     if len(set(fmts)) > 1:
         shown = ", ".join(f"{path} ({fmt})" for path, fmt in zip(paths, fmts, strict=True))
@@ -166,17 +191,8 @@ def combined(paths, summaries, n_features, zero_based, classes_given):
         zero_based = True
     else:
         if zero_based == "auto":
-            lows = [scan.lowest_index for scan in scans if scan.lowest_index is not None]
-            zero_based = not lows or min(lows) == 0
-        width = max(widths) - (0 if zero_based else 1)
-        if n_features is not None:
-            widest = int(np.argmax(widths))
-            if width > n_features:
-                raise ValueError(
-                    f"{paths[widest]}: n_features was given as {n_features}, but the file "
-                    f"has {width} features"
-                )
-            width = int(n_features)
+            zero_based = zero_based_of([scan.lowest_index for scan in scans])
+        width = svmlight_width(widths, zero_based, n_features, paths)
     if classes_given:
         classes = summaries[0][2]
     else:

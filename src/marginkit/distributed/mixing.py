@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -19,6 +20,7 @@ from tqdm.auto import tqdm
 from .._guards import check_two_classes, unchanged_on_error
 from .._kernel_base import KernelOnlineClassifier
 from .._passes import TOL, ended_early, tol_ends
+from .._reading import ReadOptions
 from .._utils import DataSummary, Norms
 from ..alma import ALMAClassifier
 from ..formats import input_format
@@ -28,14 +30,13 @@ from ..pumma import PUMMAClassifier
 from ..romma import ROMMAClassifier
 from .dask_predict import DaskMetaEstimator, dask_modules, from_frame, is_dask, row_blocks
 from .inputs import (
-    READING,
+    ShardReading,
     aligned_labels,
     combined,
     file_norms,
     file_rows,
     file_summary,
     held_norms,
-    is_default,
     known_rows,
     labels_of,
     paths_of,
@@ -443,15 +444,8 @@ class MixingClassifier(DaskMetaEstimator):
             beyond ``n_features``, or a label outside ``classes``; ``y`` with files, or
             reading options with a dask array.
         """
-        reading = {
-            "chunk_size": chunk_size,
-            "fmt": fmt,
-            "n_features": n_features,
-            "zero_based": zero_based,
-            "label_column": label_column,
-            "skip_header": skip_header,
-            "prefetch": prefetch,
-        }
+        options = ReadOptions(fmt, n_features, zero_based, label_column, skip_header)
+        reading = ShardReading(options, chunk_size, prefetch)
         # a fit that fails (bad rows found on a worker, an interrupt) leaves the
         # estimator as it was
         with unchanged_on_error(self):
@@ -461,7 +455,7 @@ class MixingClassifier(DaskMetaEstimator):
             self.input_format_ = None
             # a dask DataFrame's partitions are the shards; persisted once, as an array's
             X, y = from_frame(X, persist=True), from_frame(y, persist=True)
-            given = [k for k, v in reading.items() if not is_default(v, READING[k])]
+            given = reading.given()
             if given:
                 raise ValueError(
                     f"{', '.join(given)} only apply when X is a list of files, not to a dask array"
@@ -524,25 +518,27 @@ class MixingClassifier(DaskMetaEstimator):
             )
         est = self._checked_estimator()
         given = classes is not None
-        first = dict(reading, classes=classes)
-        if not (given and reading["n_features"] is not None and reading["zero_based"] != "auto"):
-            first["n_features"] = None  # checked against all the files together, below
+        options = reading.options
+        first = replace(reading, classes=classes)
+        if not (given and options.n_features is not None and options.zero_based != "auto"):
+            # checked against all the files together, below
+            first = replace(first, options=replace(options, n_features=None))
         summaries = dask.compute(
             *[dask.delayed(file_summary, pure=False)(path, first) for path in paths]
         )
         fmt, width, zero_based, classes = combined(
-            paths, summaries, reading["n_features"], reading["zero_based"], given
+            paths, summaries, options.n_features, options.zero_based, given
         )
         check_two_classes(classes)
         rows = [int(scan.n_samples) for _, scan, _ in summaries]
         # every epoch reads each file knowing all it needs: no scan
-        reading = dict(
-            reading,
+        options = replace(
+            options,
             fmt=fmt,
             n_features=width if fmt == "svmlight" else None,
             zero_based=zero_based,
-            classes=classes,
         )
+        reading = replace(reading, options=options, classes=classes)
 
         if self.mix_every is None:
             work = [(file_epoch, (path, reading)) for path in paths]
@@ -561,7 +557,7 @@ class MixingClassifier(DaskMetaEstimator):
 
         summary = DataSummary(width, fmt == "svmlight", norms, None)
         self._epochs(dask, est, classes, summary, work, rows, callback)
-        self.input_format_ = input_format(fmt, width, zero_based, reading["label_column"])
+        self.input_format_ = input_format(fmt, width, zero_based, options.label_column)
         return self
 
     def _epochs(self, dask, est, classes, summary, work, rows, callback):

@@ -12,7 +12,6 @@ from .._core.linear import scaled_norm
 from .._core.state import PNormState
 from .._guards import check_known
 from ..margins import _dual_exponent
-from ..streaming import FileStream
 
 
 def _shard_pass(est, states, X, y):
@@ -51,7 +50,7 @@ def file_epoch(template, states, path, reading, start=None, stop=None):
     states = copy.deepcopy(states)
     start = 0 if start is None else start
     seen = 0
-    chunks = FileStream(path, **reading)()
+    chunks = reading.stream(path)()
     try:
         for X, y in chunks:
             lo = max(start - seen, 0)
