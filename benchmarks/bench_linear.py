@@ -17,7 +17,9 @@ One run, the same seeded data for every learner:
 Two data sets: (a) dense Gaussian instances labelled by a random hyperplane, with
 label noise in training; (b) sparse text-like tf-idf rows with Zipf feature
 frequencies, labelled by a sparse target vector. "Time per epoch" is the wall time
-of ``fit`` with one epoch, validation included, as for scikit-learn's ``fit``.
+of ``fit`` with one epoch, validation included, as for scikit-learn's ``fit``; every
+learner takes the rows in the order given (``shuffle=False``, as scikit-learn's
+Perceptron here), so that the epochs compared do the same work.
 
 Run ``python benchmarks/bench_linear.py`` (full size, several minutes) or with
 ``--quick`` (seconds). A benchmark reports: the exit code is 0 whether the targets
@@ -92,23 +94,30 @@ MARGINKIT_CONFIGS = [
 FAMILY_CONFIGS = [
     (
         "marginkit Perceptron",
-        lambda: PerceptronClassifier(output="last", max_iter=1, fit_intercept=False),
+        lambda: PerceptronClassifier(
+            output="last", max_iter=1, fit_intercept=False, shuffle=False
+        ),
     ),
     (
         "marginkit ROMMA",
         lambda: ROMMAClassifier(
-            aggressive=False, lam=0.0, output="last", max_iter=1, fit_intercept=False
+            aggressive=False,
+            lam=0.0,
+            output="last",
+            max_iter=1,
+            fit_intercept=False,
+            shuffle=False,
         ),
     ),
     (
         "marginkit aggressive ROMMA",
         lambda: ROMMAClassifier(
-            aggressive=True, lam=0.0, output="last", max_iter=1, fit_intercept=False
+            aggressive=True, lam=0.0, output="last", max_iter=1, fit_intercept=False, shuffle=False
         ),
     ),
     (
         "marginkit PUMMA p=2 d=0.1 (1 epoch)",
-        lambda: PUMMAClassifier(delta=0.1, max_iter=1, lam=0.0, output="last"),
+        lambda: PUMMAClassifier(delta=0.1, max_iter=1, lam=0.0, output="last", shuffle=False),
     ),
 ]
 SKLEARN_LABEL = "sklearn Perceptron (1 epoch)"
@@ -249,6 +258,7 @@ def warm_up(X, y, X_test):
                 output="last",
                 max_iter=1,
                 fit_intercept=False,
+                shuffle=False,
             )
             clf.fit(X[:WARMUP_ROWS], y[:WARMUP_ROWS])
             for output in ("last", "avg", "voted") if keep else ("last", "avg"):
@@ -268,7 +278,7 @@ def bench_marginkit(X, y, X_test, y_test, repeat, n_voted):
         (
             label,
             lambda p=p, a=alpha: ALMAClassifier(
-                p=p, alpha=a, output="last", max_iter=1, fit_intercept=False
+                p=p, alpha=a, output="last", max_iter=1, fit_intercept=False, shuffle=False
             ),
             {"p": p, "alpha": alpha},
         )
@@ -348,9 +358,9 @@ def bench_river(X, y, X_test, y_test, n_train, n_test, repeat):
     X_prefix, y_prefix = X[:n_train], y[:n_train]
 
     def fit_ours():
-        return ALMAClassifier(p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False).fit(
-            X_prefix, y_prefix
-        )
+        return ALMAClassifier(
+            p=2, alpha=0.9, output="last", max_iter=1, fit_intercept=False, shuffle=False
+        ).fit(X_prefix, y_prefix)
 
     times, clf = timed(fit_ours, repeat)
     ours = summary(

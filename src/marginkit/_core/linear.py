@@ -245,64 +245,28 @@ def stored_values(rows, r):
     raise NotImplementedError("compiled only")
 
 
-def _dense_dot(rows, r, g):
-    return np.dot(g[: rows.X.shape[1]], rows.X[r])
+#: The arrays a format does not have, in :func:`row_arrays`
+_NO_ROWS = np.zeros((0, 0))
+_NO_INDPTR = np.zeros(0, dtype=np.int64)
+_NO_INDICES = np.zeros(0, dtype=np.uint32)
+_NO_DATA = np.zeros(0)
 
 
-def _csr_dot(rows, r, g):
-    total = 0.0
-    for jj in range(rows.indptr[r], rows.indptr[r + 1]):
-        total += g[rows.indices[jj]] * rows.data[jj]
-    return total
+def _dense_arrays(rows):
+    return rows.X, _NO_INDPTR, _NO_INDICES, _NO_DATA
 
 
-@_by_format(_dense_dot, _csr_dot)
-def stored_dot(rows, r, g):
-    """``g . x_r`` over the stored values of row r (BLAS for a dense row, a loop in
-    column order for a CSR row), the bias coordinate left out."""
-    raise NotImplementedError("compiled only")
+def _csr_arrays(rows):
+    return _NO_ROWS, rows.indptr, rows.indices, rows.data
 
 
-def _dense_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
-    X = rows.X
-    touched = 0
-    for j in range(X.shape[1]):
-        xv = X[r, j]
-        if xv != 0.0:
-            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
-            touched += 1
-            if logging:
-                b_indices[hn] = j
-                b_data[hn] = xv
-                hn += 1
-    return total, touched, hn
-
-
-def _csr_add(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
-    lo = rows.indptr[r]
-    hi = rows.indptr[r + 1]
-    for jj in range(lo, hi):
-        i = rows.indices[jj]
-        xv = rows.data[jj]
-        total += _touch(i, coef * xv, v, g, u, sigma_total, p)
-        if logging:
-            b_indices[hn] = i
-            b_data[hn] = xv
-            hn += 1
-    return total, hi - lo, hn
-
-
-@_by_format(_dense_add, _csr_add)
-def add_row(rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging):
-    """v += coef x_r on the row's stored coordinates (the non-zeros of a dense row, every
-    stored value of a CSR row), each by :func:`_touch`, the bias coordinate left out.
-
-    ``total`` (S = sum |v|^p) receives each coordinate's change in column order. With
-    ``logging`` each coordinate and value is logged in the log's block (``b_indices``,
-    ``b_data``) from ``hn``. Arrays, not the bundles: the passes call it per update,
-    and numba would count the references of every array of a bundle at each call.
-    Returns ``(total, touched, hn)``: S, the coordinates touched and the log's fill.
-    """
+@_by_format(_dense_arrays, _csr_arrays)
+def row_arrays(rows):
+    """``(X, indptr, indices, data)`` of the rows, for :func:`row_dot`: the dense rows
+    and empty CSR arrays, or an empty ``X`` and the CSR arrays. A pass takes them once,
+    before its loop: numba counts the references of every array of a bundle handed to a
+    function at each call, which at every trial cost the sparse pass a third of its
+    time."""
     raise NotImplementedError("compiled only")
 
 
@@ -411,7 +375,7 @@ def _touch(i, delta, v, g, u, sigma_total, p):
     return change
 
 
-@njit(**NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def row_scale(rows, r, p):
     """1 / ||(x_r, aug)||_p, or 0 for the zero vector; overflow-safe for large p."""
     norm = scaled_norm(stored_values(rows, r), p)
@@ -426,7 +390,7 @@ def row_scale(rows, r, p):
     return 1.0 / norm if norm > 0.0 else 0.0
 
 
-@njit(**NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def sum_squares(vals):
     """``vals . vals`` summed in one fixed order (four running sums, then their pairs):
     BLAS's ``ddot`` rounds differently by CPU kernel and by the alignment of ``vals``,
@@ -445,7 +409,7 @@ def sum_squares(vals):
     return (t0 + t1) + (t2 + t3)
 
 
-@njit(**NUMBA_OPTS)
+@njit(**NUMBA_INLINE)
 def scaled_norm(vals, p):
     """p-norm of a vector, dividing by its largest magnitude first when needed."""
     # one pass when the plain sum of powers neither overflows nor underflows
@@ -489,11 +453,18 @@ def _row_sqnorm(rows, r):
 
 
 @njit(**NUMBA_INLINE)
-def row_dot(rows, r, g):
-    """``g . (x_r, aug)``: the stored values, then the bias coordinate (index d - 1)."""
-    dot = stored_dot(rows, r, g)
-    if rows.aug != 0.0:
-        dot += g[g.shape[0] - 1] * rows.aug
+def row_dot(X, indptr, indices, data, aug, r, g):
+    """``g . (x_r, aug)`` of row r of :func:`row_arrays`: its stored values (BLAS for a
+    dense row, a loop in column order for a CSR row), then the bias coordinate (index
+    d - 1)."""
+    if indptr.shape[0] == 0:
+        dot = np.dot(g[: X.shape[1]], X[r])
+    else:
+        dot = 0.0
+        for jj in range(indptr[r], indptr[r + 1]):
+            dot += g[indices[jj]] * data[jj]
+    if aug != 0.0:
+        dot += g[g.shape[0] - 1] * aug
     return dot
 
 
@@ -509,21 +480,15 @@ def fold_scale(v, g, acc, u, s, sigma_total, p):
 
 
 @njit(**NUMBA_INLINE)
-def end_trial(g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w):
+def end_trial(trials, sigma_total, sigma_w):
     """The end of a trial: its post-trial hypothesis (the current one, of scale
-    ``sigma_w``) enters the average (Freund and Schapire 1999) and, with ``logging``,
-    ``h_count[hk]``, the count of trials hypothesis ``hk`` survived. Returns
-    ``(trials, Sigma)``. (Arrays, not the bundles, as for :func:`add_row`.)"""
-    trials += 1
-    if logging:
-        h_count[hk] += 1
+    ``sigma_w``) enters the average (Freund and Schapire 1999). Returns ``(trials,
+    Sigma, restart)``: ``restart`` where sigma has become small against Sigma, so that
+    the caller flushes the lazy average (:func:`_flush_average`) and restarts Sigma at 0
+    before the differences Sigma - last_i lose their digits. Scalars only: numba counts
+    the references of the arrays handed to a function at each call, here every trial."""
     sigma_total += sigma_w
-    if sigma_w < FLUSH_RATIO * sigma_total:
-        # sigma has become small against Sigma: restart Sigma before the
-        # differences Sigma - last_i lose their digits
-        _flush_average(g, acc, u, sigma_total)
-        sigma_total = 0.0
-    return trials, sigma_total
+    return trials + 1, sigma_total, sigma_w < FLUSH_RATIO * sigma_total
 
 
 @njit(**NUMBA_INLINE)
@@ -642,6 +607,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     slack_sum, slack_work = fs[F_SLACK], fs[F_SLACK_WORK]
     p, fold_below = norm.p, norm.fold_below
     xscale, aug = rows.xscale, rows.aug
+    X, indptr, indices, data = row_arrays(rows)
     logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
@@ -672,7 +638,17 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
         if xs > 0.0:
             yt = y[r]
             # margin y_t w_k . x_hat_t with w = sigma * g
-            dot = row_dot(rows, r, g)
+            # :func:`row_dot`, written out: numba counts the references of the arrays
+            # handed to a function at every call, which here, once a trial, cost
+            # the sparse pass a fifth of its time
+            if indptr.shape[0] == 0:
+                dot = np.dot(g[: X.shape[1]], X[r])
+            else:
+                dot = 0.0
+                for jj in range(indptr[r], indptr[r + 1]):
+                    dot += g[indices[jj]] * data[jj]
+            if aug != 0.0:
+                dot += g[d - 1] * aug
             weight = row_weight(rows.weight, r)
             l_r = 0.0
             if lam > 0.0:
@@ -757,9 +733,29 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     h_rescale[hk] = pending
                     h_start[hk] = hn
                 pending = 1.0
-                total, touched, hn = add_row(
-                    rows, r, coef, total, v, g, u, sigma_total, p, b_indices, b_data, hn, logging
-                )
+                # v += coef x_r on the row's stored coordinates (the non-zeros of a
+                # dense row, every stored value of a CSR row), each by _touch, S
+                # receiving the changes in column order; logged from hn
+                touched = 0
+                if indptr.shape[0] == 0:
+                    for j in range(X.shape[1]):
+                        xv = X[r, j]
+                        if xv != 0.0:
+                            total += _touch(j, coef * xv, v, g, u, sigma_total, p)
+                            touched += 1
+                            if logging:
+                                b_indices[hn] = j
+                                b_data[hn] = xv
+                                hn += 1
+                else:
+                    for jj in range(indptr[r], indptr[r + 1]):
+                        xv = data[jj]
+                        total += _touch(indices[jj], coef * xv, v, g, u, sigma_total, p)
+                        touched += 1
+                        if logging:
+                            b_indices[hn] = indices[jj]
+                            b_data[hn] = xv
+                            hn += 1
                 if extra:
                     total += _touch(d - 1, coef * aug, v, g, u, sigma_total, p)
                     touched += 1
@@ -795,9 +791,12 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     s = 1.0
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        trials, sigma_total = end_trial(
-            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
-        )
+        trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        if logging:
+            h_count[hk] += 1
+        if restart:
+            _flush_average(g, acc, u, sigma_total)
+            sigma_total = 0.0
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     fs[F_SLACK] = slack_sum

@@ -43,6 +43,7 @@ from numba import njit
 from . import NUMBA_INLINE, NUMBA_OPTS
 from .linear import (
     I_LOG,
+    _flush_average,
     _recompute,
     _reset,
     _sigma,
@@ -52,6 +53,7 @@ from .linear import (
     fold_scale,
     load_scalars,
     power,
+    row_arrays,
     row_dot,
     row_weight,
     store_scalars,
@@ -407,6 +409,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     h_sigma, h_bias = support.h_sigma, support.h_bias
     new_idx, new_val, scratch, mark = work.new_idx, work.new_val, work.scratch, work.mark
     j_index, j_theta, j_z = work.j_index, work.j_theta, work.j_z
+    X, indptr, indices, data = row_arrays(rows)
     logging = ist[I_LOG] != 0
     n_total = order.shape[0]
     d = v.shape[0]
@@ -438,7 +441,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
             break
         yt = y[r]
         # score y (w~ . x~ + b), the soft-margin coordinate of the row included
-        dot = row_dot(rows, r, g)
+        dot = row_dot(X, indptr, indices, data, rows.aug, r, g)
         xi_r = slack[r] if lam > 0.0 else 0.0
         weight = row_weight(rows.weight, r)
         # the row's soft-margin coordinate: sqrt(lam / weight), its weighted loss
@@ -626,9 +629,12 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                         h_bias[hk] = bias
                     hk += 1
                     k += 1
-        trials, sigma_total = end_trial(
-            g, acc, u, h_count, logging, hk, trials, sigma_total, sigma_w
-        )
+        trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        if logging:
+            h_count[hk] += 1
+        if restart:
+            _flush_average(g, acc, u, sigma_total)
+            sigma_total = 0.0
         bias_sum += bias
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials)
