@@ -262,7 +262,7 @@ def _csr_arrays(rows):
 
 @_by_format(_dense_arrays, _csr_arrays)
 def row_arrays(rows):
-    """``(X, indptr, indices, data)`` of the rows, for :func:`row_dot`: the dense rows
+    """``(X, indptr, indices, data)`` of the rows, as the passes read them: the dense rows
     and empty CSR arrays, or an empty ``X`` and the CSR arrays. A pass takes them once,
     before its loop: numba counts the references of every array of a bundle handed to a
     function at each call, which at every trial cost the sparse pass a third of its
@@ -346,10 +346,12 @@ def _sigma(s, total, p):
 
 @njit(**NUMBA_OPTS)
 def _flush_average(g, acc, u, sigma_total):
-    """acc += Sigma g - u and u = 0: the lazy average restarts with Sigma = 0."""
+    """acc += Sigma g - u and u = 0: the lazy average restarts with Sigma = 0, which
+    it returns."""
     for i in range(g.shape[0]):
         acc[i] += sigma_total * g[i] - u[i]
         u[i] = 0.0
+    return 0.0
 
 
 @njit(**NUMBA_INLINE)
@@ -453,18 +455,11 @@ def _row_sqnorm(rows, r):
 
 
 @njit(**NUMBA_INLINE)
-def row_dot(X, indptr, indices, data, aug, r, g):
-    """``g . (x_r, aug)`` of row r of :func:`row_arrays`: its stored values (BLAS for a
-    dense row, a loop in column order for a CSR row), then the bias coordinate (index
-    d - 1)."""
-    if indptr.shape[0] == 0:
-        dot = np.dot(g[: X.shape[1]], X[r])
-    else:
-        dot = 0.0
-        for jj in range(indptr[r], indptr[r + 1]):
-            dot += g[indices[jj]] * data[jj]
-    if aug != 0.0:
-        dot += g[g.shape[0] - 1] * aug
+def csr_dot(indptr, indices, data, r, g):
+    """``g . x_r`` over the stored values of CSR row r, in column order."""
+    dot = 0.0
+    for jj in range(indptr[r], indptr[r + 1]):
+        dot += g[indices[jj]] * data[jj]
     return dot
 
 
@@ -638,9 +633,10 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
         if xs > 0.0:
             yt = y[r]
             # margin y_t w_k . x_hat_t with w = sigma * g
-            # :func:`row_dot`, written out: numba counts the references of the arrays
-            # handed to a function at every call, which here, once a trial, cost
-            # the sparse pass a fifth of its time
+            # g . (x_r, aug): BLAS for a dense row, a loop in column order for a
+            # CSR row (csr_dot, written out: numba counts the references of the
+            # arrays handed to a function at every call, which here, once a trial,
+            # cost the sparse pass a fifth of its time)
             if indptr.shape[0] == 0:
                 dot = np.dot(g[: X.shape[1]], X[r])
             else:
@@ -792,11 +788,10 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
         trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        if restart:
+            sigma_total = _flush_average(g, acc, u, sigma_total)
         if logging:
             h_count[hk] += 1
-        if restart:
-            _flush_average(g, acc, u, sigma_total)
-            sigma_total = 0.0
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
     fs[F_SLACK] = slack_sum

@@ -49,12 +49,12 @@ from .linear import (
     _sigma,
     _touch,
     copy_row,
+    csr_dot,
     end_trial,
     fold_scale,
     load_scalars,
     power,
     row_arrays,
-    row_dot,
     row_weight,
     store_scalars,
     stored_count,
@@ -441,7 +441,10 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
             break
         yt = y[r]
         # score y (w~ . x~ + b), the soft-margin coordinate of the row included
-        dot = row_dot(X, indptr, indices, data, rows.aug, r, g)
+        if indptr.shape[0] == 0:
+            dot = np.dot(g[: X.shape[1]], X[r])
+        else:
+            dot = csr_dot(indptr, indices, data, r, g)
         xi_r = slack[r] if lam > 0.0 else 0.0
         weight = row_weight(rows.weight, r)
         # the row's soft-margin coordinate: sqrt(lam / weight), its weighted loss
@@ -630,11 +633,10 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                     hk += 1
                     k += 1
         trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        if restart:
+            sigma_total = _flush_average(g, acc, u, sigma_total)
         if logging:
             h_count[hk] += 1
-        if restart:
-            _flush_average(g, acc, u, sigma_total)
-            sigma_total = 0.0
         bias_sum += bias
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials)
