@@ -332,13 +332,15 @@ class OnlineClassifier(
         others' weights (None when all are 1), with ``classes_`` and the state set up."""
         X, y = self._validate_Xy(X, y, reset=True)
         X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
-        self._set_up(X, y, present, per_class)
+        # every row kept: the classes present are those of y
+        self._set_up(X, y, present, per_class, present if kept is None else None)
         return X, y, weights, kept
 
-    def _set_up(self, X, y, present, per_class):
+    def _set_up(self, X, y, present, per_class, classes=None):
         """``classes_`` (and ``class_weight_``, the weights ``per_class`` of the classes
-        ``present``) and a fresh state for the rows ``X, y`` of a fit."""
-        classes = np.unique(y)
+        ``present``) and a fresh state for the rows ``X, y`` of a fit; ``classes``, those
+        of y where the caller has them."""
+        classes = np.unique(y) if classes is None else classes
         check_two_classes(classes)
         data = self._checked_summary(X)
         self.classes_ = classes
