@@ -215,7 +215,7 @@ def _min_index(text):
 
 
 def iter_chunks_of(text, chunk_size, **options):
-    from marginkit.formats import _svmlight_chunks
+    from marginkit.formats.svmlight import svmlight_chunks as _svmlight_chunks
 
     return _svmlight_chunks(
         text, chunk_size, options.get("n_features"), options["zero_based"], True, 7
@@ -644,7 +644,7 @@ def test_csv_errors(tmp_path, text, options, message):
 
 def test_csv_error_the_diagnosis_does_not_find():
     # pyarrow refused a block whose rows all look fine: its message, and where
-    from marginkit.formats import _csv_diagnosis
+    from marginkit.formats.csv_reader import _csv_diagnosis
 
     err = _csv_diagnosis(b"1,2\n", np.array([7]), 2, "some reason")
     assert str(err) == "in the lines from 7: some reason"

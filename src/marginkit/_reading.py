@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .formats import _NUMBER, _open, data_format
+from .formats import data_format
+from .formats.csv_reader import NUMBER_TEXT
+from .formats.sources import opened
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,12 @@ class ReadOptions:
 def csv_header(path):
     """Whether the first line of the CSV file at ``path`` is a header: a line that is
     not numbers (a blank or comment line is none; it is skipped as the reader skips it)."""
-    with _open(path) as f:
+    with opened(path) as f:
         first = f.readline()
     first = first.split(b"#", 1)[0].strip()
     if not first:
         return False
-    return not all(_NUMBER.fullmatch(cell) for cell in first.split(b","))
+    return not all(NUMBER_TEXT.fullmatch(cell) for cell in first.split(b","))
 
 
 def integral(values):
