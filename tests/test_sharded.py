@@ -320,7 +320,7 @@ def test_the_fitted_estimator_is_a_plain_one(client, tmp_path):
     fitted = clf.estimator_
     assert type(fitted) is KernelROMMAClassifier
     assert not hasattr(fitted, "_shards")
-    assert not hasattr(fitted._kstate, "remote")
+    assert fitted._kstate.remote is None and "remote" not in vars(fitted._kstate)
     # the workers let the shards go at the end of the call
     deadline = time.monotonic() + 10
     while any(client.run(lambda dask_worker: len(dask_worker.state.actors)).values()):

@@ -27,6 +27,7 @@ from ._core.kernel.blocks import FOLD_BELOW, train_blocks
 from ._core.kernel.rows import Instances
 from ._core.kernel.state import KernelState
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
+from ._core.shards import shards_in_use
 from ._order import rows_by_content
 from ._passes import ended_early
 from ._state_checks import check_state
@@ -622,19 +623,13 @@ class KernelOnlineClassifier(OnlineClassifier):
                 "weights, or KernelALMAClassifier, whose hypothesis stays in the unit ball."
             )
 
-    def __getstate__(self):
-        # the shards of a fit on a cluster (ShardedKernelClassifier) are the fit's, not
-        # the model's: a checkpoint saved during the fit leaves them out
-        state = dict(super().__getstate__())  # (object's may be __dict__ itself)
-        state.pop("_shards", None)
-        return state
-
     @contextlib.contextmanager
     def _sharded(self, state):
-        """The stored vectors sharded over a cluster for the blocks within, where
-        :class:`marginkit.distributed.ShardedKernelClassifier` set ``_shards`` (a
-        :class:`marginkit._core.shards.Sharded`): the margin products are made there."""
-        shards = self.__dict__.get("_shards")
+        """The stored vectors sharded over a cluster for the blocks within, where the fit
+        runs in :func:`marginkit._core.shards.products_on` (as
+        :class:`marginkit.distributed.ShardedKernelClassifier` runs it): the margin
+        products are made there (``state.remote``)."""
+        shards = shards_in_use()
         if shards is None:
             yield
             return

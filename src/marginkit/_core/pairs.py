@@ -265,7 +265,7 @@ class PairState(Stored):
 
     #: a block's margin sums are one product over every atom (:class:`Ahead
     #: <marginkit._core.kernel.blocks.Ahead>`)
-    _one_sum = True
+    ONE_SUM = True
     _rows = "POS"  # NEG holds as many
 
     def __init__(self, n_features, n_problems, sparse, kernel, normalize):
@@ -386,7 +386,7 @@ class PairState(Stored):
         )
         return (Kp - Kn) * 0.5
 
-    _evals = 2
+    EVALS_PER_VECTOR = 2
 
     def block_rows(self, block, lo, hi, backend):
         """Pair rows of the block ``(X, inv, sq)`` for atoms lo..hi-1."""

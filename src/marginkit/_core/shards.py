@@ -38,6 +38,8 @@ what), which no library does, and keeps one call at most in flight to each shard
 that each call finds the rows and the block that the calls before it sent.
 """
 
+import contextlib
+import contextvars
 import functools
 import threading
 
@@ -52,6 +54,29 @@ from .kernel.rows import RowStore, store_rows
 #: times a call is repeated on a shard made anew after its worker was lost
 RETRIES = 3
 
+#: the shards that the kernel fits of this context make their margin products on
+#: (:func:`products_on`)
+_SHARDS = contextvars.ContextVar("marginkit_shards", default=None)
+
+
+@contextlib.contextmanager
+def products_on(shards):
+    """Within it, a kernel estimator's fit (and partial_fit) in this context makes the
+    margin products of its stored vectors on ``shards`` (a :class:`Sharded`), which
+    ``state.remote`` then names for its blocks: the products' backend passed in by the
+    driver (:class:`marginkit.distributed.ShardedKernelClassifier`), not kept on the
+    estimator."""
+    token = _SHARDS.set(shards)
+    try:
+        yield shards
+    finally:
+        _SHARDS.reset(token)
+
+
+def shards_in_use():
+    """The :class:`Sharded` of the :func:`products_on` around this call, or None."""
+    return _SHARDS.get()
+
 
 class Shard:
     """One worker's part of the stored vectors (a Dask actor): their rows, with their
@@ -61,7 +86,9 @@ class Shard:
     """
 
     #: kernel entries a row of :meth:`block_rows` costs per stored vector
-    _evals = 1
+    EVALS_PER_VECTOR = 1
+    #: its products are made here, where its vectors are
+    remote = None
 
     def __init__(self, kernel, n_features, sparse):
         self.kernel = kernel

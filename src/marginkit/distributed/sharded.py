@@ -7,7 +7,7 @@ from numbers import Integral
 from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import HasMethods, Interval
 
-from .._core.shards import Sharded
+from .._core.shards import Sharded, products_on
 from .._kernel_base import KernelOnlineClassifier
 from ..alma import KernelALMAClassifier
 from ..perceptron import KernelPerceptronClassifier
@@ -163,11 +163,10 @@ class ShardedKernelClassifier(DaskMetaEstimator):
     def _call(self, est, method, *args, **kwargs):
         """``est.method(*args, **kwargs)`` with its margin products on the shards."""
         shards = self._shards(est)
-        est._shards = shards
         try:
-            getattr(est, method)(*args, **kwargs)
+            with products_on(shards):
+                getattr(est, method)(*args, **kwargs)
         finally:
-            del est._shards
             sizes = shards.sizes()
             shards.close()
         self.estimator_ = est

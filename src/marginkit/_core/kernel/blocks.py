@@ -42,7 +42,7 @@ def margin_products(state, block, b, plan, backend, multiply=True):
     and the number of kernel entries that took.
 
     ``block`` is ``(X, inv, sq)`` of the block's rows on the backend, whose kernel rows
-    against the stored vectors ``state.block_rows`` makes (``state._evals`` kernel
+    against the stored vectors ``state.block_rows`` makes (``state.EVALS_PER_VECTOR`` kernel
     entries each). Reads the state only below the plan's end, so that the products of
     the next block can be made while the walk appends. Without ``multiply``, the
     kernel rows themselves (before :func:`zeroed`), for one product later.
@@ -53,12 +53,12 @@ def margin_products(state, block, b, plan, backend, multiply=True):
     first, col0, hi, A = plan
     if hi <= col0:
         return None, 0
-    remote = state.__dict__.get("remote")
+    remote = state.remote
     if remote is not None and multiply:
         # the stored vectors' rows sharded over a cluster (marginkit._core.shards)
-        return remote.margin_products(state, block, plan), state._evals * b * (hi - col0)
+        return remote.margin_products(state, block, plan), state.EVALS_PER_VECTOR * b * (hi - col0)
     K = state.block_rows(block, col0, hi, backend)
-    evals = state._evals * b * (hi - col0)
+    evals = state.EVALS_PER_VECTOR * b * (hi - col0)
     if not multiply:
         return K, evals
     return zeroed(K, first, col0, backend) @ A, evals
@@ -99,7 +99,7 @@ def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
 class Ahead:
     """The products of a block, made while the walk goes through the block before it:
     its rows, its margin sums over the vectors stored when it was started (or, with
-    ``state._one_sum``, its kernel rows against those), and its kernel rows against
+    ``state.ONE_SUM``, its kernel rows against those), and its kernel rows against
     itself (the in-block Gram) and, on a device, against the block before.
 
     On a device the products are queued there before the walk and the results come
@@ -113,7 +113,7 @@ class Ahead:
     Kernel ALMA's margins are summed in two parts, split where the block before
     started (``m - state.n_last``), made ahead or not, so that the result does not
     depend on whether the products were made ahead, nor on where checkpoints fell.
-    Kernel PUMMA's (``state._one_sum``) are one product over every stored pair, as
+    Kernel PUMMA's (``state.ONE_SUM``) are one product over every stored pair, as
     its walk has always summed them: the kernel rows against the pairs stored before
     the block before are made ahead, those against the pairs it stored after its walk,
     and the two placed side by side before the one product.
@@ -125,7 +125,7 @@ class Ahead:
         self.version = coef.version
         self.plan = margins_plan(state, rows, coef, cache, 0, self.split)
         rest = None
-        if now and state.__dict__.get("remote") is not None:
+        if now and state.remote is not None:
             # the sums over the vectors the block before stored, in the same calls
             rest = margins_plan(state, rows, coef, cache, split, state.m)
         args = (state, data, lo, hi, self.plan, prev, rest)
@@ -149,7 +149,7 @@ class Ahead:
         bk = data.backend
         b = self.rows.shape[0]
         more = [] if extra is None else extra(block)
-        if state._one_sum:
+        if state.ONE_SUM:
             F, evals_rest, plan = self._one_sum(state, block, F, coef, cache, m, bk)
             F, G, *more = bk.hosts(F, G, *more)
             G = exact_diagonal(G, state.kernel, inv_b)
@@ -223,7 +223,7 @@ def _configured(config, fn, *args):
 
 def products(state, data, lo, hi, plan, prev=None, rest=None):
     """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
-    sums over the vectors of ``plan`` (None when it has none; with ``state._one_sum``
+    sums over the vectors of ``plan`` (None when it has none; with ``state.ONE_SUM``
     their kernel rows against those instead), their kernel rows against themselves
     followed by those against ``prev`` (the block before, as ``(X, inv, sq)``, when
     given), the kernel entries they took, and None.
@@ -242,14 +242,15 @@ def products(state, data, lo, hi, plan, prev=None, rest=None):
     Xb, inv_b, inv_bd, sq_bd = data.block(lo, hi)
     block = (Xb, inv_bd, sq_bd)
     b = hi - lo
-    remote = state.__dict__.get("remote")
+    remote = state.remote
     if remote is not None:
         F, G, F_rest = remote.products(state, block, plan, rest)
-        evals = state._evals * b * max(0, plan[2] - plan[1]) + b * b
-        last = None if rest is None else (F_rest, state._evals * b * max(0, rest[2] - rest[1]))
+        per = state.EVALS_PER_VECTOR * b
+        evals = per * max(0, plan[2] - plan[1]) + b * b
+        last = None if rest is None else (F_rest, per * max(0, rest[2] - rest[1]))
         return Xb, inv_b, block, F, G, evals, last
     if prev is None:
-        F, evals = margin_products(state, block, b, plan, bk, not state._one_sum)
+        F, evals = margin_products(state, block, b, plan, bk, not state.ONE_SUM)
         G = state.kernel.normalised(Xb, Xb, inv_bd, inv_bd, sq_bd, sq_bd, bk)
         return Xb, inv_b, block, F, G, evals + b * b, None
     first, col0, split, A = plan
@@ -338,7 +339,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
             state.n_kernel_evals += evals
             ahead = None
             if (OVERLAP or bk.queued) and hi < n:
-                prev = block if bk.queued and not state._one_sum else None
+                prev = block if bk.queued and not state.ONE_SUM else None
                 nxt = min(n, hi + b_max)
                 ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
             done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)

@@ -26,7 +26,14 @@ class Stored:
     n_last = 0
     #: whether a block's margin sums are one product over every stored vector (kernel
     #: PUMMA), rather than two split where the block before started (:class:`Ahead`)
-    _one_sum = False
+    ONE_SUM = False
+    #: the kernel entries each stored vector's column takes (kernel PUMMA's pairs: two)
+    EVALS_PER_VECTOR = 1
+    #: where the margin products over the stored vectors are made when not in this
+    #: process: the shards of a fit on a cluster (:class:`marginkit._core.shards.Sharded`),
+    #: for the blocks of such a fit (:func:`marginkit._core.shards.products_on`); None:
+    #: here
+    remote = None
     #: the most vectors stored (:mod:`marginkit._core.budget`), or None (files of 0.1)
     budget = None
 
@@ -391,9 +398,6 @@ class KernelState(Stored):
         if output == "last":
             return self.A[: self.m] * self.s[None, :]
         return self.averaged()
-
-    #: kernel entries a row of :meth:`block_rows` costs per stored vector
-    _evals = 1
 
     def block_rows(self, block, lo, hi, backend):
         """K_hat of the block ``(X, inv, sq)`` against support vectors lo..hi-1."""
