@@ -40,15 +40,15 @@ def test_compiled_passes_take_bundles(fn):
 def test_every_compiled_entry_point_takes_bundles():
     """What Python calls of the compiled engines: rows, rules, states and scratch as
     bundles, at most 9 arguments, no format or test switch."""
-    from marginkit._core import pairs
+    from marginkit._core import pairs, votes
     from marginkit._core.kernel import walk
 
     entry = [
         L.linear_pass,
         K.pumma_pass,
-        L.replay_columns,
-        L.cast_votes,
-        L.vote_rows,
+        votes.replay_columns,
+        votes.cast_votes,
+        votes.vote_rows,
         walk.kernel_walk,
         pairs.pumma_walk,
     ]

@@ -322,6 +322,7 @@ def test_compiled_code_checks_its_bounds_when_asked():
     if os.environ.get("NUMBA_BOUNDSCHECK") != "1":
         pytest.skip("runs in the subprocess with NUMBA_BOUNDSCHECK=1")
     from marginkit._core import linear as L
+    from marginkit._core import votes
 
     log = L.Log(
         np.zeros(1, np.int64),
@@ -333,7 +334,7 @@ def test_compiled_code_checks_its_bounds_when_asked():
         np.ones(1),
     )
     with pytest.raises(IndexError):
-        L.replay_columns(
+        votes.replay_columns(
             log, 0, 1, np.zeros(1), np.zeros(1, np.int64), 2.0, np.zeros((1, 1)), np.zeros(1)
         )
 

@@ -1,7 +1,8 @@
 """The compiled engines under the estimators: what the public modules are thin over.
 
 - :mod:`.linear`: the p-norm passes of ALMA_p, the Perceptron family, ROMMA and the
-  margin Perceptron (numba), with their correction log and vote;
+  margin Perceptron (numba), with their correction log;
+- :mod:`.votes`: the voted output, replayed from that log;
 - :mod:`.state`: the state those passes carry between calls (``PNormState``);
 - :mod:`.pumma`: PUMMA_p's pass, on the same state;
 - :mod:`.kernels`: kernel functions, one product and one elementwise pass a block;

@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import linear as L
+from . import votes as V
 
 _INDEX = np.int32
 
@@ -283,7 +284,7 @@ class PNormState:
                 stop = min(bounds[b + 1], first + chunk)
                 G = np.empty((stop - first, columns.shape[0]))
                 norms = np.empty(stop - first)
-                L.replay_columns(log, first, stop, v, column, self.p, G, norms)
+                V.replay_columns(log, first, stop, v, column, self.p, G, norms)
                 yield first, G, norms
 
     def voted_scores(self, X, aug, hyp_sigma=None, hyp_bias=None, max_elems=1 << 22):
@@ -292,11 +293,11 @@ class PNormState:
         The votes are those of the exact values of the hypotheses training used: every
         w_k is replayed from the log with the arithmetic of training, on the columns X
         uses only, and no running sum decides a vote whose value is within its rounding
-        of 0 (:func:`marginkit._core.linear.cast_votes`). So there is no cancellation however
+        of 0 (:func:`marginkit._core.votes.cast_votes`). So there is no cancellation however
         the hypotheses' scale swings, and a row gets the same decisions dense or sparse,
         alone or in a batch. Dense rows are multiplied with the rebuilt hypotheses in
         blocks (:meth:`hypotheses`, BLAS); sparse rows follow each correction's changed
-        coordinates instead (:func:`marginkit._core.linear.vote_rows`), O(corrections x rows
+        coordinates instead (:func:`marginkit._core.votes.vote_rows`), O(corrections x rows
         + the rows' non-zeros on the changed columns).
 
         With ``hyp_sigma`` and ``hyp_bias`` (per correction k: w_(k+1) = hyp_sigma[k]
@@ -337,7 +338,7 @@ class PNormState:
             csc = (cols.indptr.astype(np.int64), cols.indices.astype(np.int64), cols.data)
             bounds = [*self.b_first, K]
             for b in range(len(self.b_first)):
-                L.vote_rows(
+                V.vote_rows(
                     self.log(b),
                     (bounds[b], bounds[b + 1]),
                     (v, g, column, self.p),
@@ -368,7 +369,7 @@ class PNormState:
                 P = Xd[lo:hi] @ Gt
                 if has_aug:
                     P += aug * G[:, n_feat]
-                L.cast_votes(
+                V.cast_votes(
                     np.ascontiguousarray(P),
                     (G, norms),
                     L.DenseRows(Xd[lo:hi], float(aug), empty),
