@@ -6,7 +6,6 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
-from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.utils import _safe_indexing
 from sklearn.utils._array_api import check_same_namespace
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -28,6 +27,7 @@ from ._core.kernel.rows import Instances
 from ._core.kernel.state import KernelState
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._core.shards import shards_in_use
+from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
 from ._passes import ended_early
 from ._state_checks import check_state
@@ -66,63 +66,6 @@ BUDGET_CONSTRAINTS = {
     "budget": [Interval(Integral, 2, None, closed="left"), None],
     "budget_rule": [StrOptions(set(RULES))],
 }
-#: The parameters of early stopping on held-out rows (:class:`Validation`): kernel ALMA,
-#: the kernel Perceptron and kernel ROMMA.
-EARLY_STOPPING_CONSTRAINTS = {
-    "early_stopping": ["boolean"],
-    "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
-}
-#: Why a fit that streams its rows, or writes checkpoints, holds none out.
-NO_EARLY_STOPPING = (
-    "early_stopping=True is not offered with {what}: it holds out a part of the rows "
-    "in memory and keeps the model of the best pass, which {why}. Use fit on the rows "
-    "in memory, or early_stopping=False."
-)
-
-
-def validation_split(y, fraction, random_state):
-    """The rows of ``y`` to train on and those held out (``fraction`` of them, each
-    class in proportion: scikit-learn's ``StratifiedShuffleSplit``), each in the data's
-    order."""
-    split = StratifiedShuffleSplit(n_splits=1, test_size=fraction, random_state=random_state)
-    train, held = next(split.split(np.zeros((y.shape[0], 1)), y))
-    return np.sort(train), np.sort(held)
-
-
-class Validation:
-    """Early stopping: the held-out rows, and the best pass so far.
-
-    After each pass the estimator's accuracy on the held-out rows (with its ``output``)
-    is compared with the best of the passes before: a pass that beats it by more than
-    ``tol`` (0 for None) becomes the best, and its model is kept (the state's undo
-    point: copies of the O(m C) arrays per stored vector, the rows themselves are only
-    appended to); ``n_iter_no_change`` passes in a row that do not end the passes, and
-    the model of the best pass is put back.
-    """
-
-    def __init__(self, est, X, y):
-        self.X, self.y = X, y
-        self.patience = int(est.n_iter_no_change)
-        self.tol = 0.0 if est.tol is None else float(est.tol)
-        self.best, self.undo, self.since = -np.inf, None, 0
-
-    def after_pass(self, est):
-        """Score the pass; whether the passes end."""
-        score = float(est.score(self.X, self.y))
-        if score > self.best + self.tol:
-            self.best, self.undo, self.since = score, est._kstate.undo_point(), 0
-        else:
-            self.since += 1
-        return self.since >= self.patience
-
-    def keep_best(self, est):
-        """The model of the best pass, where a later one was made."""
-        if self.undo is not None and self.since:
-            self.undo()
-            est._update_counts()
-
-
 #: The examples per block of ``block_size="auto"``: on the host, where BLAS makes the
 #: products, and on an accelerator, where each block costs a few dozen array calls and a
 #: transfer of b x (b + 2C) numbers (docs/gpu.md: one MNIST epoch on one H100 took

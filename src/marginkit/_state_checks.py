@@ -17,10 +17,12 @@ import numpy as np
 
 from . import _checks as check
 from ._core import linear as L
+from ._core import pumma as K
 from ._core.kernel.rows import RowStore
 from ._core.kernel.state import KernelState
 from ._core.kernels import KERNELS, Kernel
 from ._core.pairs import PairState
+from ._core.pumma import PUMMAState
 from ._core.state import PNormState
 from ._registry import trusted_type
 
@@ -309,3 +311,35 @@ def check_pnorm_state(state, where, d, p):
                 f"and h_stop must span their block: correction {k} spans "
                 f"{start[k]}:{stop[k]} of a block of {lengths[block[k]]}",
             )
+
+
+@checks_state_of(PUMMAState)
+def check_pumma_state(state, where, d, p):
+    """:func:`~marginkit._state_checks.check_pnorm_state`, and PUMMA's own: the stored
+    x+ and x- (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
+    (``pi[Q_POS_ROW]`` indexes the data's slack coordinates: checked against the data
+    where a fit resumes, :func:`check_pumma_rows`), the scalar states ``pf`` and
+    ``pi``."""
+    check_pnorm_state(state, where, d, p)
+    w = f"{where}."
+    pf = check.array(state.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
+    if not (pf[K.P_W_POS] > 0 and pf[K.P_W_NEG] > 0):
+        check.fail(w + "pf", "must hold the weights of x+ and x-, > 0")
+    pi = check.array(state.pi, w + "pi", np.int64, (K.N_QSTATE,))
+    check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
+    check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
+    check.integer(pi[K.Q_POS_ROW], w + "pi (row of x+)", -1)
+    check.integer(pi[K.Q_NEG_ROW], w + "pi (row of x-)", -1)
+    check.integer(pi[K.Q_SEEN], w + "pi (classes seen)", 0, 3)
+    check.integer(pi[K.Q_CONFLICTS], w + "pi (conflicts)", 0)
+    for name in ("pos_idx", "neg_idx"):
+        check.array(getattr(state, name), w + name, np.int64, (d,), within=(0, d))
+    for name in ("pos_val", "neg_val"):
+        check.array(getattr(state, name), w + name, np.float64, (d,), finite=True)
+    check.array(state.newton_count, w + "newton_count", np.int64, (1,), within=(0, 2**62))
+
+
+def check_pumma_rows(state, where, n):
+    """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
+    check.integer(state.pi[K.Q_POS_ROW], f"{where}.pi (row of x+)", -1, n - 1)
+    check.integer(state.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)

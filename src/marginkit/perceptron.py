@@ -13,9 +13,9 @@ from ._docstrings import (
     intercept_doc,
     kernel_intercept_doc,
 )
+from ._early_stopping import EARLY_STOPPING_CONSTRAINTS
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
-    EARLY_STOPPING_CONSTRAINTS,
     INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,

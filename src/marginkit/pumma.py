@@ -1,10 +1,8 @@
 """PUMMA: online approximate maximum p-norm margin classification with a bias."""
 
-import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -22,120 +20,22 @@ from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core import pumma as K
 from ._core.pairs import PairState, train_pairs
-from ._core.state import PNormState, _resized
+from ._core.pumma import PUMMAState
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
-from ._order import epoch_order, rows_by_content
-from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, ended_early
+from ._order import rows_by_content
+from ._passes import ended_early
+from ._pumma_epochs import (
+    PROGRESS_OPTIONAL,
+    check_tol_record,
+    end_of_fit,
+    end_of_partial_fit,
+    epoch_ends,
+    epochs_until_quiet,
+)
 from ._registry import trusted_type
-from ._state_checks import check_pairs_rows, check_pnorm_state, check_state, checks_state_of
-from ._utils import user_level
+from ._state_checks import check_pairs_rows, check_pumma_rows, check_state
 from ._weights import CLASS_WEIGHT_DOC
-
-
-class PUMMAState(PNormState):
-    """:class:`PNormState` plus what PUMMA keeps: x+, x-, the bias, the slack coordinates."""
-
-    PER_CORRECTION = ("h_sigma", "h_bias")
-
-    def __init__(self, d, p, keep_log=True, cap_k=64):
-        super().__init__(d, p, keep_log, cap_k)
-        self.h_sigma = np.zeros(self.h_coef.shape[0])
-        self.h_bias = np.zeros(self.h_coef.shape[0])
-        self.pf = np.zeros(K.N_PSTATE)
-        self.pf[[K.P_W_POS, K.P_W_NEG]] = 1.0  # no x+ or x- yet: weights of 1
-        self.pi = np.zeros(K.N_QSTATE, dtype=np.int64)
-        self.pi[K.Q_POS_ROW] = -1
-        self.pi[K.Q_NEG_ROW] = -1
-        self.pos_idx = np.zeros(d, dtype=np.int64)
-        self.pos_val = np.zeros(d)
-        self.neg_idx = np.zeros(d, dtype=np.int64)
-        self.neg_val = np.zeros(d)
-        self.newton_count = np.zeros(1, dtype=np.int64)
-
-    def support(self, slack):
-        """What PUMMA keeps beside the weights, with the slack coordinates ``slack`` of
-        the current data, as :func:`marginkit._core.pumma.pumma_pass` takes it."""
-        return K.Support(
-            self.pf,
-            self.pi,
-            self.pos_idx,
-            self.pos_val,
-            self.neg_idx,
-            self.neg_val,
-            slack,
-            self.h_sigma,
-            self.h_bias,
-            self.newton_count,
-        )
-
-    def make_room(self, row_nnz):
-        super().make_room(row_nnz)
-        cap = self.h_coef.shape[0]
-        if self.h_sigma.shape[0] < cap:
-            self.h_sigma = _resized(self.h_sigma, cap)
-            self.h_bias = _resized(self.h_bias, cap)
-
-    def new_data(self, n_rows):
-        """Rows of new data are new examples: no row holds x+ or x- any more."""
-        self.pi[K.Q_POS_ROW] = -1
-        self.pi[K.Q_NEG_ROW] = -1
-        return np.zeros(n_rows)
-
-    @property
-    def bias(self):
-        return float(self.pf[K.P_BIAS])
-
-    def avg_bias(self):
-        n = self.n_trials
-        return float(self.pf[K.P_BIAS_SUM]) / n if n else 0.0
-
-    SAVED = (
-        *PNormState.SAVED,
-        *("h_sigma", "h_bias", "pf", "pi", "pos_idx", "pos_val", "neg_idx", "neg_val"),
-        "newton_count",
-    )
-
-    def __setstate__(self, state):
-        pf = state.get("pf")
-        if isinstance(pf, np.ndarray) and pf.dtype == np.float64 and pf.shape == (7,):
-            # saved before weights: x+ and x- weighed 1
-            state = dict(state)
-            state["pf"] = np.concatenate([pf, [1.0, 1.0]])
-        super().__setstate__(state)
-
-
-@checks_state_of(PUMMAState)
-def check_pumma_state(state, where, d, p):
-    """:func:`~marginkit._state_checks.check_pnorm_state`, and PUMMA's own: the stored
-    x+ and x- (``pos_idx[:pi[Q_POS_NNZ]]`` index the weights), the rows that hold them
-    (``pi[Q_POS_ROW]`` indexes the data's slack coordinates: checked against the data
-    where a fit resumes, :func:`check_pumma_rows`), the scalar states ``pf`` and
-    ``pi``."""
-    check_pnorm_state(state, where, d, p)
-    w = f"{where}."
-    pf = check.array(state.pf, w + "pf", np.float64, (K.N_PSTATE,), finite=True)
-    if not (pf[K.P_W_POS] > 0 and pf[K.P_W_NEG] > 0):
-        check.fail(w + "pf", "must hold the weights of x+ and x-, > 0")
-    pi = check.array(state.pi, w + "pi", np.int64, (K.N_QSTATE,))
-    check.integer(pi[K.Q_POS_NNZ], w + "pi (nonzeros of x+)", 0, d)
-    check.integer(pi[K.Q_NEG_NNZ], w + "pi (nonzeros of x-)", 0, d)
-    check.integer(pi[K.Q_POS_ROW], w + "pi (row of x+)", -1)
-    check.integer(pi[K.Q_NEG_ROW], w + "pi (row of x-)", -1)
-    check.integer(pi[K.Q_SEEN], w + "pi (classes seen)", 0, 3)
-    check.integer(pi[K.Q_CONFLICTS], w + "pi (conflicts)", 0)
-    for name in ("pos_idx", "neg_idx"):
-        check.array(getattr(state, name), w + name, np.int64, (d,), within=(0, d))
-    for name in ("pos_val", "neg_val"):
-        check.array(getattr(state, name), w + name, np.float64, (d,), finite=True)
-    check.array(state.newton_count, w + "newton_count", np.int64, (1,), within=(0, 2**62))
-
-
-def check_pumma_rows(state, where, n):
-    """The rows of x+ and x- are rows of the ``n`` the fit resumes on."""
-    check.integer(state.pi[K.Q_POS_ROW], f"{where}.pi (row of x+)", -1, n - 1)
-    check.integer(state.pi[K.Q_NEG_ROW], f"{where}.pi (row of x-)", -1, n - 1)
-
 
 #: ``tol`` of PUMMA's epochs, which also end when one makes no update
 TOL_DOC = """tol : float >= 0 or None, default=1e-3
@@ -148,21 +48,6 @@ TOL_DOC = """tol : float >= 0 or None, default=1e-3
         ``tol * n_samples`` (scikit-learn's rule for its ``Perceptron``). None runs
         until an epoch makes no update, the setting of the margin guarantee (and of the
         COLT 2008 experiments), or ``max_iter`` epochs."""
-
-
-def _end_of_fit(est, r):
-    """``converged_``, and the warning of epochs that ran out: before an epoch without
-    update (``tol=None``), or while the updates still fell."""
-    est._update_counts()
-    est.converged_ = bool(r["done"])
-    if est.converged_:
-        est._stopped_by = "quiet"
-        return
-    if est.tol is None:
-        est._stopped_by = "max_iter"
-        _warn_not_converged(est)
-    else:
-        est._end_of_passes({**r, "epoch": est.n_epochs_})
 
 
 class _Streaming:
@@ -227,7 +112,7 @@ class _Streaming:
                 epochs = self.n_epochs_
                 changes, rows = self._stream_pass(stream)
                 self.n_epochs_ = epochs + 1  # partial passes count chunks
-                _epoch_ends(self, r, rows, changes, bar, callback)
+                epoch_ends(self, r, rows, changes, bar, callback)
             ended_early(bar, self._max_iter - self.n_epochs_)
         # the training margin: the smallest over the chunks
         margins = [
@@ -236,7 +121,7 @@ class _Streaming:
             if X.shape[0]  # a chunk whose rows all weigh 0 has no margin
         ]
         self._keep_margin(np.min(margins, axis=0))
-        _end_of_fit(self, r)
+        end_of_fit(self, r)
 
 
 #: The smallest p of PUMMA_p: below it the link's powers |u|^(p - 1) of coordinates that an
@@ -458,7 +343,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
         check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
-        _check_tol_record(self, resume)
+        check_tol_record(self, resume)
         slacks = resume["slacks"]
         if type(slacks) is not list or len(slacks) != self._n_problems:
             check.fail("_resume['slacks']", f"must be a list of {self._n_problems} arrays")
@@ -502,10 +387,10 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             return changes
 
         rows = rows_by_content(X, y, weights) if self.shuffle else None
-        _epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
+        epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack, weights)
-        _end_of_fit(self, r)
+        end_of_fit(self, r)
 
     def _chunk_margins(self, X, y):
         """The training margin of every problem on one chunk (no slack: lam = 0)."""
@@ -543,7 +428,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 state, batch, y_pm, order, state.new_data(X.shape[0])
             )
             changes += updates + conflicts
-        _end_of_partial_fit(self, changes)
+        end_of_partial_fit(self, changes)
         self.__dict__.pop("margin_", None)  # of the training set of a fit: measured by fit
         return self
 
@@ -730,7 +615,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
         check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
-        _check_tol_record(self, resume)
+        check_tol_record(self, resume)
         slack = resume["slack"]
         if n is None:
             n = slack.shape[0] if isinstance(slack, np.ndarray) and slack.ndim == 2 else 0
@@ -773,10 +658,10 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             return updates + conflicts
 
         rows = rows_by_content(X, y, weights) if self.shuffle else None
-        _epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
+        epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
         state.n_seen += n
         self._keep_margin(self._margins(data, Y, slack, weights))
-        _end_of_fit(self, r)
+        end_of_fit(self, r)
 
     def _margins(self, data, Y, slack, weights=None):
         """The training margin of every problem on rows X (of ``weights``), slack
@@ -807,7 +692,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         updates, conflicts = train_pairs(state, data, Y, order, slack, params)
         state.n_seen += X.shape[0]
         state.margin = None  # of the training set of a fit: measured by fit
-        _end_of_partial_fit(self, updates + conflicts)
+        end_of_partial_fit(self, updates + conflicts)
         return self
 
     def _update_counts(self):
@@ -842,82 +727,3 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         not_for_voted(self, "dual_coef_")
         coef = self._dual_units(self._kstate.coefficients(self.output)[0])
         return self._published(np.hstack([0.5 * coef.T, -0.5 * coef.T]))
-
-
-def _epochs_until_quiet(est, n, step, save, run_chunk, callback, rows=None):
-    """PUMMA's epochs: until one makes no update (or ``tol`` ends them, or
-    ``max_iter``), from ``est._resume``; ``callback(est, epoch)`` after each.
-
-    ``run_chunk(order, lo, hi)`` trains on ``order[lo:hi]`` and returns the updates and
-    conflicts it made; each epoch's order shuffles ``rows`` (:func:`epoch_order`); with
-    ``save``, a checkpoint follows every ``step`` trials and every epoch.
-    """
-    r = est._resume
-    if "ended" not in r:
-        # a checkpoint written before tol: its epoch so far counts from here
-        r.update(est._fresh_passes())
-    with est._progress(est._max_iter, "epoch") as bar:
-        # every one-vs-rest problem sees the same epochs, until none updates
-        while not (r["done"] or r["ended"]) and est.n_epochs_ < est._max_iter:
-            if r["pos"] == 0:  # a new epoch
-                r["order"] = epoch_order(r["rng"], n, est.shuffle, rows)
-                r["changes"] = 0
-            lo = r["pos"]
-            while lo < n:
-                hi = min(n, lo + step)
-                r["changes"] += run_chunk(r["order"], lo, hi)
-                lo = hi
-                if hi < n and save is not None:
-                    r["pos"] = hi
-                    est._update_counts()
-                    save()
-            est.n_epochs_ += 1
-            r["pos"] = 0
-            _epoch_ends(est, r, n, r["changes"], bar, callback)
-            if save is not None:
-                est._update_counts()
-                save()
-        ended_early(bar, est._max_iter - est.n_epochs_)
-
-
-def _epoch_ends(est, r, n, changes, bar, callback):
-    """An epoch over ``n`` rows made ``changes`` (updates and conflicts): whether the
-    epochs are done (none) or ended by ``tol``; the progress bar and the callback."""
-    est._pass_ends(r, n)
-    r["done"] = changes == 0
-    bar.update(1)
-    if callback is not None:
-        est._update_counts()
-        callback(est, est.n_epochs_ - 1)
-
-
-def _end_of_partial_fit(est, changes):
-    """The counts after a call of partial_fit, one epoch, and ``converged_``: whether it
-    made no update (nor skipped a trial as a conflict)."""
-    est.n_epochs_ += 1
-    est.converged_ = bool(changes == 0)
-    est._update_counts()
-
-
-#: the keys a checkpoint's progress of PUMMA's epochs may hold besides its own
-PROGRESS_OPTIONAL = ("order", "changes", *PASS_KEYS, GROWTH_KEY, WHY_KEY)
-
-
-def _check_tol_record(est, resume):
-    """The ``tol`` record of a checkpoint's progress (none before tol)."""
-    present = [key for key in PASS_KEYS if key in resume]
-    if present:
-        missing = sorted(set(PASS_KEYS) - set(present))
-        if missing:
-            check.fail("_resume", f"lacks {', '.join(missing)}")
-        est._check_passes(resume)
-
-
-def _warn_not_converged(est):
-    warnings.warn(
-        f"{type(est).__name__} did not converge within max_iter={est._max_iter} epochs: "
-        f"an epoch still made updates. The data may not be separable (lam={est.lam}); a "
-        "soft margin lam > 0 makes any data separable. Increase max_iter or lam.",
-        ConvergenceWarning,
-        stacklevel=user_level(),
-    )

@@ -59,6 +59,7 @@ from .linear import (
     store_scalars,
     stored_count,
 )
+from .state import PNormState, resized
 
 # Indices into the PUMMA float state ``pf``.
 P_POS = 0  # w~ . x~+ (slack included)
@@ -88,7 +89,7 @@ NEWTON_TOL = 1e-13
 #: :func:`pumma_pass` takes it; ``fold_below`` as in :data:`marginkit._core.linear.Norm`.
 PUMMARule = namedtuple("PUMMARule", ["p", "delta", "lam", "fold_below"])
 
-#: What PUMMA keeps beside the weights (:class:`marginkit.pumma.PUMMAState`): the
+#: What PUMMA keeps beside the weights (:class:`PUMMAState`): the
 #: scalar states ``pf`` (P_*) and ``pi`` (Q_*); x+ and x-, the last positive and
 #: negative examples updated on, as their non-zeros (``pos_idx[:pi[Q_POS_NNZ]]``,
 #: ``pos_val``; ``neg_*`` alike); ``slack``, the soft-margin coordinates of the rows of
@@ -655,3 +656,75 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     pi[Q_NEG_ROW] = neg_row
     pi[Q_SEEN] = seen
     return pos
+
+
+class PUMMAState(PNormState):
+    """:class:`PNormState` plus what PUMMA keeps: x+, x-, the bias, the slack coordinates."""
+
+    PER_CORRECTION = ("h_sigma", "h_bias")
+
+    def __init__(self, d, p, keep_log=True, cap_k=64):
+        super().__init__(d, p, keep_log, cap_k)
+        self.h_sigma = np.zeros(self.h_coef.shape[0])
+        self.h_bias = np.zeros(self.h_coef.shape[0])
+        self.pf = np.zeros(N_PSTATE)
+        self.pf[[P_W_POS, P_W_NEG]] = 1.0  # no x+ or x- yet: weights of 1
+        self.pi = np.zeros(N_QSTATE, dtype=np.int64)
+        self.pi[Q_POS_ROW] = -1
+        self.pi[Q_NEG_ROW] = -1
+        self.pos_idx = np.zeros(d, dtype=np.int64)
+        self.pos_val = np.zeros(d)
+        self.neg_idx = np.zeros(d, dtype=np.int64)
+        self.neg_val = np.zeros(d)
+        self.newton_count = np.zeros(1, dtype=np.int64)
+
+    def support(self, slack):
+        """What PUMMA keeps beside the weights, with the slack coordinates ``slack`` of
+        the current data, as :func:`marginkit._core.pumma.pumma_pass` takes it."""
+        return Support(
+            self.pf,
+            self.pi,
+            self.pos_idx,
+            self.pos_val,
+            self.neg_idx,
+            self.neg_val,
+            slack,
+            self.h_sigma,
+            self.h_bias,
+            self.newton_count,
+        )
+
+    def make_room(self, row_nnz):
+        super().make_room(row_nnz)
+        cap = self.h_coef.shape[0]
+        if self.h_sigma.shape[0] < cap:
+            self.h_sigma = resized(self.h_sigma, cap)
+            self.h_bias = resized(self.h_bias, cap)
+
+    def new_data(self, n_rows):
+        """Rows of new data are new examples: no row holds x+ or x- any more."""
+        self.pi[Q_POS_ROW] = -1
+        self.pi[Q_NEG_ROW] = -1
+        return np.zeros(n_rows)
+
+    @property
+    def bias(self):
+        return float(self.pf[P_BIAS])
+
+    def avg_bias(self):
+        n = self.n_trials
+        return float(self.pf[P_BIAS_SUM]) / n if n else 0.0
+
+    SAVED = (
+        *PNormState.SAVED,
+        *("h_sigma", "h_bias", "pf", "pi", "pos_idx", "pos_val", "neg_idx", "neg_val"),
+        "newton_count",
+    )
+
+    def __setstate__(self, state):
+        pf = state.get("pf")
+        if isinstance(pf, np.ndarray) and pf.dtype == np.float64 and pf.shape == (7,):
+            # saved before weights: x+ and x- weighed 1
+            state = dict(state)
+            state["pf"] = np.concatenate([pf, [1.0, 1.0]])
+        super().__setstate__(state)

@@ -72,11 +72,11 @@ class PNormState:
         k = self.n_corrections
         if k >= self.h_coef.shape[0]:
             cap = max(64, 2 * self.h_coef.shape[0])
-            self.h_start = _resized(self.h_start, cap)
-            self.h_stop = _resized(self.h_stop, cap)
-            self.h_coef = _resized(self.h_coef, cap)
-            self.h_rescale = _resized(self.h_rescale, cap)
-            self.h_count = _resized(self.h_count, cap + 1)
+            self.h_start = resized(self.h_start, cap)
+            self.h_stop = resized(self.h_stop, cap)
+            self.h_coef = resized(self.h_coef, cap)
+            self.h_rescale = resized(self.h_rescale, cap)
+            self.h_count = resized(self.h_count, cap + 1)
         fill = int(self.ist[L.I_HNNZ])
         if fill + row_nnz > self.b_data[-1].shape[0]:
             size = max(2 * self.b_data[-1].shape[0], row_nnz, 1024)
@@ -380,7 +380,7 @@ class PNormState:
         return out / self.n_trials
 
 
-def _resized(a, n):
+def resized(a, n):
     """A copy of ``a`` with room for n entries, the new ones zero."""
     out = np.zeros(n, dtype=a.dtype)
     m = min(n, a.shape[0])
