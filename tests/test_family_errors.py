@@ -192,8 +192,8 @@ def test_too_large_kernel_values():
     ],
 )
 def test_overflowed_weights_are_an_error_not_nan(make, data):
-    from marginkit._base import check_finite_state
     from marginkit._core import linear as L
+    from marginkit._linear_base import check_finite_state
 
     X, y = data
     clf = _fit_quietly(make(), X, y)

@@ -67,7 +67,7 @@ def cycle_from(start):
 def test_the_graph_is_read():
     """The parse finds the imports it is meant to (so that the checks below check)."""
     assert "marginkit._registry" in GRAPH["marginkit._checks"]
-    assert "marginkit._core.linear" in GRAPH["marginkit._base"]
+    assert "marginkit._core.linear" in GRAPH["marginkit._linear_base"]
     assert "marginkit._registry" in GRAPH["marginkit._state_checks"]
     assert "marginkit._core.kernel.walk" in GRAPH["marginkit._core.kernel.blocks"]
     assert "marginkit.persistence" in GRAPH["marginkit"]

@@ -28,10 +28,10 @@ def _name(cls):
 
 #: Where classes lived before they moved (the engines' before :mod:`marginkit._core`
 #: held them, PUMMA's state before it joined its pass, the kernel engine's before
-#: ``marginkit._core.kernel`` was split by job, the orders of a checkpoint's epochs
-#: before ``marginkit._base`` was): files written then name them so, and load as files
-#: written now. (Pickles find them there too: each former module that still exists
-#: imports them.)
+#: ``marginkit._core.kernel`` was split by job, the orders of a checkpoint's epochs and
+#: the linear estimators' base before ``marginkit._base`` was): files written then name
+#: them so, and load as files written now. (Pickles find them there too: each former
+#: module that still exists imports them.)
 _FORMER_MODULES = {
     "marginkit._core.state": ("marginkit._state",),
     "marginkit._core.kernels": ("marginkit._kernels",),
@@ -40,6 +40,7 @@ _FORMER_MODULES = {
     "marginkit._core.pairs": ("marginkit._pumma_engine",),
     "marginkit._core.pumma": ("marginkit.pumma",),
     "marginkit._checkpoints": ("marginkit._base",),
+    "marginkit._linear_base": ("marginkit._base",),
 }
 
 

@@ -6,7 +6,6 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -25,6 +24,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._linear_base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
 from ._weights import CLASS_WEIGHT_DOC
 
 SQRT2 = float(np.sqrt(2.0))

@@ -9,11 +9,11 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from . import _checks as check
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
 from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
+from ._linear_base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._order import epoch_order, rows_by_content
 from ._passes import ended_early, still_improving
 from ._utils import user_level

@@ -1,6 +1,5 @@
 """The Perceptron with last, averaged and voted outputs: the baseline of Gentile's tables."""
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -20,6 +19,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._linear_base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._weights import CLASS_WEIGHT_DOC
 
 #: why ``intercept_scaling`` defaults to what it does (its docstring)

@@ -8,13 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
-from ._base import (
-    LINEAR_CONSTRAINTS,
-    P_MAX,
-    OnlineLinearClassifier,
-    check_finite_state,
-    not_for_voted,
-)
+from ._base import not_for_voted
 from ._batch import _Batch
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
@@ -23,6 +17,7 @@ from ._core.pairs import PairState, train_pairs
 from ._core.pumma import PUMMAState
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
+from ._linear_base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier, check_finite_state
 from ._order import rows_by_content
 from ._passes import ended_early
 from ._pumma_epochs import (

@@ -5,7 +5,6 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ._base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
@@ -25,6 +24,7 @@ from ._kernel_base import (
     KERNEL_CONSTRAINTS,
     KernelOnlineClassifier,
 )
+from ._linear_base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
 from ._weights import CLASS_WEIGHT_DOC
 
 #: ROMMA's own parameters, of both forms
