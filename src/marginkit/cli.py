@@ -40,6 +40,17 @@ import sys
 import time
 
 from . import __version__
+from ._cli_types import (
+    alpha_list,
+    choices_of,
+    count,
+    dataset_list,
+    degree_list,
+    int_at_least,
+    label_list,
+    momentum_value,
+    seed,
+)
 
 PROG = "marginkit"
 
@@ -53,88 +64,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise _UsageError(message)
-
-
-def _int_at_least(minimum):
-    """An argparse type: an integer no smaller than ``minimum``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
-
-    return parse
-
-
-_seed = _int_at_least(0)
-_count = _int_at_least(1)
-
-
-def _momentum(text: str):
-    """An argparse type: "auto", or a number (its range is MixingClassifier's check)."""
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number or auto: {text!r}") from None
-
-
-def _number_list(convert, kind, valid, requirement):
-    """An argparse type: a comma-separated list of numbers, each checked by ``valid``."""
-
-    def parse(text: str) -> list:
-        try:
-            values = [convert(t.strip()) for t in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"not a comma-separated list of {kind}: {text!r}"
-            ) from None
-        if not all(valid(v) for v in values):
-            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
-        return values
-
-    return parse
-
-
-_degrees = _number_list(int, "integers", lambda v: v >= 1, "degrees must be >= 1")
-_alphas = _number_list(float, "numbers", lambda v: 0.0 < v <= 1.0, "alphas must lie in (0, 1]")
-
-
-def _labels(text: str) -> list:
-    """An argparse type: comma-separated labels, numbers where they read as numbers."""
-    from .tasks import parse_param
-
-    labels = [parse_param(f"label={t.strip()}")[1] for t in text.split(",") if t.strip()]
-    if len(labels) < 2:
-        raise argparse.ArgumentTypeError(f"at least two labels are needed, got {text!r}")
-    return labels
-
-
-def _choices(allowed, kind):
-    """An argparse type: a comma-separated list of some of ``allowed``."""
-
-    def parse(text: str) -> list:
-        names = [t.strip() for t in text.split(",")]
-        unknown = [n for n in names if n not in allowed]
-        if unknown:
-            raise argparse.ArgumentTypeError(
-                f"unknown {kind} {', '.join(unknown)} (known: {', '.join(allowed)})"
-            )
-        return names
-
-    return parse
-
-
-def _datasets(text: str) -> list:
-    """An argparse type: a comma-separated list of the data sets of pumma-real."""
-    from .experiments.pumma_real import DATASETS
-
-    return _choices(DATASETS, "data set(s)")(text)
 
 
 #: Command-line options of ``reproduce`` passed to the experiment's ``build_spec``.
@@ -169,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Train ALMA_p for a few settings of p and alpha on a sparse and on a "
         "dense generated target and print their test errors and corrections.",
     )
-    demo.add_argument("--seed", type=_seed, default=0, help="seed of the data (default 0)")
+    demo.add_argument("--seed", type=seed, default=0, help="seed of the data (default 0)")
 
     names = ", ".join(available_experiments())
     rep = commands.add_parser(
@@ -183,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("experiment", metavar="EXPERIMENT", help=f"all, or one of: {names}")
     rep.add_argument(
         "--workers",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="run the cells on a local Dask cluster of N processes (the dask extra)",
@@ -212,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument(
         "--seed",
-        type=_seed,
+        type=seed,
         default=0,
         help="base seed: of the generated data (gentile-table6), of the permutations of the "
         "training set (the kernel experiments); default 0",
@@ -224,39 +153,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kernel.add_argument(
         "--permutations",
-        type=_count,
+        type=count,
         metavar="N",
         help="random permutations of the training set (default 10; 2 with --quick, 1 for "
         "gentile-table6)",
     )
     kernel.add_argument(
         "--epochs",
-        type=_count,
+        type=count,
         metavar="E",
         help="epochs of every fit, each recorded (default: the table's; at most 2 with --quick)",
     )
     kernel.add_argument(
         "--degrees",
-        type=_degrees,
+        type=degree_list,
         metavar="D[,D...]",
         help="kernel degrees of every row (default: those the tables print; gentile-mnist "
         "4 to 6, gentile-letter 5)",
     )
     kernel.add_argument(
         "--alphas",
-        type=_alphas,
+        type=alpha_list,
         metavar="A[,A...]",
         help="ALMA_2's alphas, each with every degree (default: those the tables print)",
     )
     kernel.add_argument(
         "--algorithms",
-        type=_choices(("Perceptron", "ROMMA", "agg-ROMMA", "ALMA2"), "algorithm(s)"),
+        type=choices_of(("Perceptron", "ROMMA", "agg-ROMMA", "ALMA2"), "algorithm(s)"),
         metavar="NAME[,NAME...]",
         help="some of Perceptron, ROMMA, agg-ROMMA, ALMA2 (default: all the tables print)",
     )
     kernel.add_argument(
         "--b-settings",
-        type=_choices(("1/alpha", "sqrt8/alpha"), "B setting(s)"),
+        type=choices_of(("1/alpha", "sqrt8/alpha"), "B setting(s)"),
         metavar="B[,B...]",
         help="ALMA_2's B for alpha < 1: 1/alpha (the paper's, default) and/or sqrt8/alpha",
     )
@@ -271,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pumma.add_argument(
         "--max-epochs",
-        type=_count,
+        type=count,
         metavar="N",
         help="epoch cap: of every algorithm (pumma-artificial, default 3000; 200 with "
         "--quick), of plain ROMMA and ALMA (pumma-real, default 1000; 100 with --quick; "
@@ -279,13 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     pumma.add_argument(
         "--repeats",
-        type=_count,
+        type=count,
         metavar="N",
         help="data sets per r (pumma-artificial; default 5, 1 with --quick)",
     )
     pumma.add_argument(
         "--datasets",
-        type=_datasets,
+        type=dataset_list,
         metavar="NAME[,NAME...]",
         help="data sets of pumma-real (default: all eight; three with --quick)",
     )
@@ -350,7 +279,7 @@ def _add_model_commands(commands):
     )
     train.add_argument(
         "--max-iter",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="at most N passes over the data (--param max_iter=N); fewer when tol ends "
@@ -370,7 +299,7 @@ def _add_model_commands(commands):
     train.add_argument("--model", required=True, metavar="PATH", help="where to save it")
     train.add_argument(
         "--n-features",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="svmlight: the number of features (default: the largest index in the file)",
@@ -382,14 +311,14 @@ def _add_model_commands(commands):
     )
     train.add_argument(
         "--checkpoint-every",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="trials between checkpoints (default: one per epoch)",
     )
     train.add_argument(
         "--chunk-size",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="stream the file N examples at a time, never holding it whole, in the order "
@@ -401,7 +330,7 @@ def _add_model_commands(commands):
     )
     train.add_argument(
         "--classes",
-        type=_labels,
+        type=label_list,
         default=None,
         metavar="A,B,...",
         help="with --chunk-size: all the labels of the file (--classes=-1,1 when the "
@@ -427,7 +356,7 @@ def _add_model_commands(commands):
     where = cluster.add_mutually_exclusive_group()
     where.add_argument(
         "--workers",
-        type=_count,
+        type=count,
         default=None,
         metavar="N",
         help="train on a local cluster of N worker processes",
@@ -447,14 +376,14 @@ def _add_model_commands(commands):
     )
     cluster.add_argument(
         "--momentum",
-        type=_momentum,
+        type=momentum_value,
         default=0.0,
         metavar="M",
         help="block momentum over the mixes, in [0, 1), or auto (1 - 1/shards); default 0",
     )
     cluster.add_argument(
         "--mix-every",
-        type=_count,
+        type=count,
         default=None,
         metavar="ROWS",
         help="a mix after every ROWS rows of each file, each file then read once and held "
@@ -462,7 +391,7 @@ def _add_model_commands(commands):
     )
     cluster.add_argument(
         "--warm-up",
-        type=_int_at_least(0),
+        type=int_at_least(0),
         default=0,
         metavar="ROWS",
         help="the first epoch's first ROWS rows of each file learnt in sequence, file after "
