@@ -10,7 +10,7 @@ the size it addresses and every count against its array (:mod:`marginkit._checks
 checks raise :class:`~marginkit.persistence.UntrustedFileError` naming the attribute).
 
 :func:`check_state` checks a state by the checks registered for its class
-(:func:`checks_state_of`); an estimator's module registers those of its own states.
+(:func:`checks_state_of`): every state of :mod:`marginkit._core` has its check here.
 """
 
 import numpy as np
