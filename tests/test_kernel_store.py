@@ -21,14 +21,14 @@ def _spy_on_split(monkeypatch):
     """Count the blocks whose margin sums took kernel rows made ahead and rows made
     after the walk of the block before."""
     seen = {"both": 0}
-    original = blocks.Ahead._one_sum
+    original = blocks.BlockProducts._one_sum
 
     def spy(self, state, block, K, coef, cache, m, bk):
         if K is not None and m > max(self.split, 0):
             seen["both"] += 1
         return original(self, state, block, K, coef, cache, m, bk)
 
-    monkeypatch.setattr(blocks.Ahead, "_one_sum", spy)
+    monkeypatch.setattr(blocks.BlockProducts, "_one_sum", spy)
     return seen
 
 

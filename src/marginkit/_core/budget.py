@@ -76,7 +76,7 @@ budget 530: 4 times the exact fit's time, and another model).
 
 Every output lives on the one store. The rules are linear maps of the coefficients,
 applied alike to those of the last hypothesis and of the average (whose running sums
-are closed first: :meth:`marginkit._core.kernel.state.Stored.flush`); the weight that picks
+are closed first: :meth:`marginkit._core.kernel.state.VectorStore.flush`); the weight that picks
 the vectors and ``h`` adds the two hypotheses' shares, each over its squared norm, so
 that neither is sacrificed to the other. The voted output needs every past hypothesis,
 which no budget keeps: a budgeted model does not offer it.

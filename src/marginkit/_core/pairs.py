@@ -22,10 +22,10 @@ import numpy as np
 from numba import njit
 
 from . import NUMBA_OPTS
-from .kernel.blocks import Made, fold_scales, run_blocks
+from .kernel.blocks import WalkOutcome, fold_scales, run_blocks
 from .kernel.outputs import class_index, outputs
 from .kernel.rows import RowStore
-from .kernel.state import Stored
+from .kernel.state import VectorStore
 from .kernel.walk import Problems, Sums, forget
 from .linear import Rule, row_weights
 
@@ -260,11 +260,11 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     return b
 
 
-class PairState(Stored):
+class PairState(VectorStore):
     """Atoms (pairs x+, x-), their coefficients and the per-problem state of kernel PUMMA."""
 
-    #: a block's margin sums are one product over every atom (:class:`Ahead
-    #: <marginkit._core.kernel.blocks.Ahead>`)
+    #: a block's margin sums are one product over every atom (:class:`BlockProducts
+    #: <marginkit._core.kernel.blocks.BlockProducts>`)
     ONE_SUM = True
     _rows = "POS"  # NEG holds as many
 
@@ -493,7 +493,7 @@ class _Pairs:
                 rows_b = (*block, class_index(Y_b))
                 _store_atoms(state, rows_b, self.backend, rows, atoms, P)
 
-        return Made(sums, atoms.reset, made_at, own, store)
+        return WalkOutcome(sums, atoms.reset, made_at, own, store)
 
 
 def train_pairs(state, data, Y, order, slack, params, cache=None, progress=None):

@@ -12,7 +12,7 @@ from ..linear import (
     row_weights,
 )
 from .outputs import Coefficients
-from .rows import Ordered
+from .rows import PassRows
 from .walk import Block, New, Sums, kernel_walk
 
 # Sigma-style restart of the averaging totals (see marginkit._core.linear.FLUSH_RATIO).
@@ -20,7 +20,7 @@ FLUSH_RATIO = 1e-4
 # Fold s into the coefficients below this (s shrinks, A = eta y / s grows).
 FOLD_BELOW = 1e-100
 #: Make the next block's products in a worker thread while the walk goes through the
-#: current block (:class:`Ahead`): on more than two cores, where the products leave
+#: current block (:class:`BlockProducts`): on more than two cores, where the products leave
 #: room for it (on two, BLAS keeps both busy, and the overlap measured no gain).
 OVERLAP = (os.cpu_count() or 1) > 2
 
@@ -96,7 +96,7 @@ def block_margins(state, block, rows, plan, cache, backend, with_cache=True):
     return walk_sums(F, rows, state.n_problems, plan if with_cache else None, cache), evals
 
 
-class Ahead:
+class BlockProducts:
     """The products of a block, made while the walk goes through the block before it:
     its rows, its margin sums over the vectors stored when it was started (or, with
     ``state.ONE_SUM``, its kernel rows against those), and its kernel rows against
@@ -222,7 +222,7 @@ def _configured(config, fn, *args):
 
 
 def products(state, data, lo, hi, plan, prev=None, rest=None):
-    """The rows lo..hi-1 of a pass (:class:`Ordered`) and, on the backend, their margin
+    """The rows lo..hi-1 of a pass (:class:`PassRows`) and, on the backend, their margin
     sums over the vectors of ``plan`` (None when it has none; with ``state.ONE_SUM``
     their kernel rows against those instead), their kernel rows against themselves
     followed by those against ``prev`` (the block before, as ``(X, inv, sq)``, when
@@ -290,14 +290,14 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
     (:func:`marginkit._core.pairs.train_pairs`) alike.
 
     For every block: its products (made ahead, while the walk goes through the block
-    before, where :class:`Ahead` can), ``walker.walk`` (the compiled walk and the folds
+    before, where :class:`BlockProducts` can), ``walker.walk`` (the compiled walk and the folds
     of the scale it calls for), then the end shared by both: averaging totals
     flushed, the margin sums at each row's trial kept across epochs, the block's
     vectors stored.
 
     Parameters
     ----------
-    state : Stored
+    state : VectorStore
         :class:`KernelState` or :class:`marginkit._core.pairs.PairState`.
     data : Instances
         The rows, where their products are made, with their norms.
@@ -308,7 +308,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
         :class:`marginkit._core.pairs._Pairs`): ``block_size``, ``per_row`` (vectors a
         row may store), ``columns(block)`` (more kernel columns the walk reads, made on
         the backend once the block before is stored), and ``walk(rows, Xb, inv_b,
-        block, F, Gb, columns, cache)``, which returns the block's :class:`Made`.
+        block, F, Gb, columns, cache)``, which returns the block's :class:`WalkOutcome`.
     cache : None or (P, seen) arrays
         The margin sums of every row over the first ``seen[row]`` stored vectors,
         filled in and used across epochs.
@@ -317,7 +317,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
     bk = data.backend
     state.to(bk)
     coef = Coefficients.of(state, bk)
-    ordered = Ordered(data, order)
+    ordered = PassRows(data, order)
     n = order.shape[0]
     b_max = walker.block_size
     budget = getattr(walker, "budget", None)
@@ -332,7 +332,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
             state.reserve(b * walker.per_row)
             if ahead is None:
                 split = m0 - state.n_last  # where the block before this one started
-                ahead = Ahead(state, ordered, lo, hi, coef, cache, split, now=True)
+                ahead = BlockProducts(state, ordered, lo, hi, coef, cache, split, now=True)
             Xb, inv_b, block, F, Gb, cols, evals = ahead.result(
                 state, data, coef, cache, m0, made, walker.columns
             )
@@ -341,7 +341,7 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
             if (OVERLAP or bk.queued) and hi < n:
                 prev = block if bk.queued and not state.ONE_SUM else None
                 nxt = min(n, hi + b_max)
-                ahead = Ahead(state, ordered, hi, nxt, coef, cache, m0, prev)
+                ahead = BlockProducts(state, ordered, hi, nxt, coef, cache, m0, prev)
             done = walker.walk(rows, Xb, inv_b, block, F, Gb, cols, cache)
             stop = done.stop  # b, or the row after the one that filled a budgeted store
             end_block(state, rows[:stop], done, cache, m0)
@@ -369,19 +369,19 @@ def run_blocks(state, data, order, walker, cache=None, progress=None):
 
 
 def _settled(ahead):
-    """Wait for the products ``ahead`` (:class:`Ahead`, or None) may still be making in
+    """Wait for the products ``ahead`` (:class:`BlockProducts`, or None) may still be making in
     a worker thread, whatever became of them."""
     if ahead is not None and ahead.future is not None:
         concurrent.futures.wait([ahead.future])
 
 
-class Made:
+class WalkOutcome:
     """What a block's walk made, as :func:`end_block` takes it.
 
     ``sums``: the block's :data:`Sums`; ``reset``: whether each vector made forgot the
     hypothesis before it; ``rows``: the rows of the block at which the vectors to store
     were made, in their order; ``own(c)``: ``(a, t, acc, mask)`` of the vectors made,
-    problem c's where ``mask`` (as :meth:`Stored.flush` takes them); ``store()`` appends
+    problem c's where ``mask`` (as :meth:`VectorStore.flush` takes them); ``store()`` appends
     them to the state; ``stop``: the rows walked (None: the whole block).
     """
 
@@ -394,11 +394,11 @@ class Made:
 
 def fold_scales(state, fold_below, sums, pos, cache, own, scaled=()):
     """Fold every scale ``s_c`` the walk took outside ``[fold_below, 1 / fold_below]``
-    into problem c's coefficients (:meth:`Stored.fold`), the walk stopped before row
+    into problem c's coefficients (:meth:`VectorStore.fold`), the walk stopped before row
     ``pos``: the block's margin sums ahead of it, those recorded up to it, the slack
     sums and those kept across epochs (``cache``) with them; ``own(c)`` the vectors the
-    block made (as :meth:`Stored.flush` takes them), ``scaled(c)`` ``(views, masked)``
-    of the walker's own sums (as :meth:`Stored.fold` takes them)."""
+    block made (as :meth:`VectorStore.flush` takes them), ``scaled(c)`` ``(views, masked)``
+    of the walker's own sums (as :meth:`VectorStore.fold` takes them)."""
     for c in np.flatnonzero((state.s < fold_below) | (state.s * fold_below > 1.0)):
         views, masked = scaled(c) if scaled else ([], [])
         views = [sums.F[pos:, c], sums.f_seen[:pos, c], sums.slack[:, c], *views]
@@ -408,7 +408,7 @@ def fold_scales(state, fold_below, sums, pos, cache, own, scaled=()):
 
 
 def end_block(state, rows, done, cache, m0):
-    """The end of a block (:class:`Made`), kernel ALMA's and kernel PUMMA's alike: older
+    """The end of a block (:class:`WalkOutcome`), kernel ALMA's and kernel PUMMA's alike: older
     coefficients marked changed where a hypothesis was forgotten, the averaging totals
     that outgrew the scale flushed, the margin sums over the ``m0`` vectors stored
     before the block and the block's own before each row's trial kept across epochs
@@ -481,7 +481,7 @@ class _Corrections:
             sq_bd = block[2]  # the squared norms on the backend (or None)
             state.store_vectors(self.backend, Xb, inv_b, sq_bd, rows, sv_rows, Y_b, new)
 
-        return Made(sums, new.reset, sv_rows, own, store, pos)
+        return WalkOutcome(sums, new.reset, sv_rows, own, store, pos)
 
     def room(self, rows):
         """``(room, adds)`` of the walk (:data:`Block`) of the block's ``rows``: without a

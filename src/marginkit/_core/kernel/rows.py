@@ -237,7 +237,7 @@ class RowStore:
     def keep(self, S):
         """Keep the rows ``S`` (rising; every entry its own row: :meth:`collapse`) only,
         in their order, in new arrays of the same room: the old ones stay as they were
-        (:meth:`Stored.undo_point` keeps them)."""
+        (:meth:`VectorStore.undo_point` keeps them)."""
         if self.vec is not None:
             raise RuntimeError("collapse the store's entries before keeping rows")
         k = S.shape[0]
@@ -353,7 +353,7 @@ class Instances:
             yield lo, hi, self.rows(self.X[lo:hi, :]), self.inv_dev[lo:hi], sq
 
 
-class Ordered:
+class PassRows:
     """The rows of one pass (:class:`Instances`) in the order of the pass: the order as
     an index of the backend and the norms in that order, each gathered once, so that
     a block costs one gather of its rows."""

@@ -8,7 +8,7 @@ from .rows import RowStore, store_rows, trimmed, with_room
 from .walk import Old, Problems
 
 
-class Stored:
+class VectorStore:
     """The bookkeeping that kernel ALMA's support vectors (:class:`KernelState`) and
     kernel PUMMA's pairs (:class:`marginkit._core.pairs.PairState`) keep alike.
 
@@ -22,10 +22,10 @@ class Stored:
     """
 
     PER_VECTOR = ()
-    #: vectors stored by the last block: where :class:`Ahead` splits the margin sums
+    #: vectors stored by the last block: where :class:`BlockProducts` splits the margin sums
     n_last = 0
     #: whether a block's margin sums are one product over every stored vector (kernel
-    #: PUMMA), rather than two split where the block before started (:class:`Ahead`)
+    #: PUMMA), rather than two split where the block before started (:class:`BlockProducts`)
     ONE_SUM = False
     #: the kernel entries each stored vector's column takes (kernel PUMMA's pairs: two)
     EVALS_PER_VECTOR = 1
@@ -223,7 +223,7 @@ class Stored:
         return K
 
 
-class KernelState(Stored):
+class KernelState(VectorStore):
     """Support vectors, coefficients and averaging/voting totals of all problems."""
 
     #: Whether a budgeted store has been full (a maintenance step made,

@@ -23,7 +23,7 @@ Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
 #: 2-norm soft-margin sums of the rows of the data (n x C: kernel PUMMA's, and kernel
 #: ROMMA's in a fit; 0 x C for a stream, and for the walks without one).
 Sums = namedtuple("Sums", ["F", "f_seen", "cache", "slack"])
-#: Views of the stored vectors' arrays (``Stored``): coefficients, averaging total at
+#: Views of the stored vectors' arrays (``VectorStore``): coefficients, averaging total at
 #: insertion, closed averaging intervals, membership of each problem.
 Old = namedtuple("Old", ["A", "T_ins", "acc", "mask"])
 #: The block's candidate support vectors (b x C): coefficient, coefficient as inserted
