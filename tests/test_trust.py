@@ -1093,3 +1093,12 @@ def test_a_margin_perceptron_with_a_tiny_guess_resumes(files, tmp_path):
     bad = edit(files["ckpt-mp"], tmp_path / "t.skops", item(("gamma_guess_",), 0, 1e-300))
     X, y = data()
     CHECKPOINTS["mp"]().fit(X, y, checkpoint=bad)
+
+
+def test_a_state_of_no_registered_check_is_refused():
+    """A loaded state is checked by the check registered for its class; an object of
+    another class (no check) is refused, naming where it was found."""
+    from marginkit._state_checks import check_state
+
+    with pytest.raises(UntrustedFileError, match="_states\\[0\\] is of type dict, which no check"):
+        check_state({}, "_states[0]", 3, 2.0)
