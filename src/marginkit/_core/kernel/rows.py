@@ -30,6 +30,11 @@ class RowStore:
     keys = None
     #: the rows held, where ``vec`` maps entries to them (None: ``n``)
     held = None
+    #: where the rows are (:mod:`marginkit._core.arrays`): the host unless moved (never
+    #: saved: a loaded store is on the host)
+    _backend = HOST
+    #: the row of each example, looked up on demand (never saved), or None
+    _where = None
 
     def __init__(self, n_features, sparse, capacity=256, backend=None, keyed=False):
         self.n_features = n_features
@@ -51,7 +56,7 @@ class RowStore:
 
     @property
     def backend(self):
-        return self.__dict__.get("_backend", HOST)
+        return self._backend
 
     @property
     def n_rows(self):
@@ -68,10 +73,7 @@ class RowStore:
             self.rows = _moved(self.rows[:n, :], backend)
         self.inv = _moved(self.inv[:n], backend)
         self.sq = _moved(self.sq[:n], backend)
-        if backend.same(HOST):
-            self.__dict__.pop("_backend", None)
-        else:
-            self._backend = backend
+        self._backend = HOST if backend.same(HOST) else backend
         return self
 
     def _room(self, rows):
@@ -103,7 +105,7 @@ class RowStore:
         finds none."""
         if self.keys is None:
             return np.full(len(keys), -1, dtype=np.int64)
-        where = self.__dict__.get("_where")
+        where = self._where
         if where is None:
             held = self.keys[: self.n_rows]
             mine = np.flatnonzero(held >= 0)
@@ -170,7 +172,7 @@ class RowStore:
             if keys is not None:
                 new_keys[:] = np.asarray(keys)[fresh] if fresh is not None else keys
             self.keys[held : held + m] = new_keys
-            where = self.__dict__.get("_where")
+            where = self._where
             if where is not None:
                 where.update((k, held + i) for i, k in enumerate(new_keys.tolist()) if k >= 0)
         self.n = n + entries
@@ -226,7 +228,7 @@ class RowStore:
             keys = self.keys[:n]
             moved = keys >= max(start, 0)  # -1: no example
             keys[moved] = start + at[keys[moved] - start]
-            self.__dict__.pop("_where", None)
+            self._where = None
 
     def collapse(self):
         """Make every row one entry, in the rows' order (the arrays per entry summed by
@@ -258,7 +260,7 @@ class RowStore:
             keys = np.full_like(self.keys, -1)
             keys[:k] = self.keys[S]
             self.keys = keys
-        self.__dict__.pop("_where", None)
+        self._where = None
         self.n = k
 
     def _rows_view(self, a, b):

@@ -198,7 +198,7 @@ class VectorStore:
                 store = self.__dict__[name]
                 store.__dict__.clear()
                 store.__dict__.update(fields)
-                store.__dict__.pop("_where", None)  # a lookup the call added to
+                store._where = None  # a lookup the call added to
             for name in set(self.__dict__) - set(saved) - set(stores) - {"_mirror"}:
                 del self.__dict__[name]  # made since (a budget's carried inverse)
             self.__dict__.update(saved)
