@@ -272,16 +272,13 @@ class FileStream:
             )
         self.chunk_size = int(chunk_size)
         self.prefetch = bool(prefetch)
-        #: how the file is read (its format and header decided)
-        self.reading = ReadOptions(fmt, n_features, zero_based, label_column, skip_header)
-        self.reading = self.reading.for_file(self.path)
-        self.fmt = self.reading.fmt
-        self.label_column = label_column
-        self.skip_header = self.reading.skip_header
+        reading = ReadOptions(fmt, n_features, zero_based, label_column, skip_header)
+        #: how the file is read: its format and header decided, and its svmlight index
+        #: base once the scan decided it
+        self.reading = reading.for_file(self.path)
         self.progress = progress
         self.n_samples = None
         self.scan = None
-        self.zero_based = zero_based
         self._n_features = n_features
         self.integral = False
         if classes is not None:
@@ -300,6 +297,25 @@ class FileStream:
                     raise ValueError(f"{self.path}: no examples")
                 self._n_features = first[0].shape[1]
             self._set(self._n_features, classes, self._moments)
+
+    @property
+    def fmt(self):
+        """The file's format, ``"svmlight"`` or ``"csv"``."""
+        return self.reading.fmt
+
+    @property
+    def zero_based(self):
+        """svmlight: whether the indices count from 0 (``"auto"`` until the scan)."""
+        return self.reading.zero_based
+
+    @property
+    def label_column(self):
+        return self.reading.label_column
+
+    @property
+    def skip_header(self):
+        """CSV: whether the first line is a header (given, or found: not numbers)."""
+        return self.reading.skip_header
 
     # -- reading -------------------------------------------------------------------
     def _chunks(self, stage, raw=False, prefetch=None):
@@ -382,8 +398,7 @@ class FileStream:
         self.scan = FileScan(n, width, low if self.fmt == "svmlight" else None, labels, integers)
         if self.fmt == "svmlight":
             if self.zero_based == "auto":
-                self.zero_based = zero_based_of([low])
-                self.reading = replace(self.reading, zero_based=self.zero_based)
+                self.reading = replace(self.reading, zero_based=zero_based_of([low]))
             width = svmlight_width([width], self.zero_based, n_features, [self.path])
         if classes is None:
             self.integral = integers

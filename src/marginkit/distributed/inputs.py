@@ -101,13 +101,21 @@ class ShardReading:
     def given(self):
         """The names of the options given (not at their defaults), for the error of a
         fit on data that are not files."""
-        default = ShardReading()
-        names = ("chunk_size", "fmt", "n_features", "zero_based", "label_column")
-        names += ("skip_header", "prefetch")  # in the order of MixingClassifier.fit's
-        return [name for name in names if not _same(self._option(name), default._option(name))]
+        default = ShardReading().by_name()
+        return [name for name, value in self.by_name().items() if not _same(value, default[name])]
 
-    def _option(self, name):
-        return getattr(self.options if hasattr(self.options, name) else self, name)
+    def by_name(self):
+        """The options as :meth:`MixingClassifier.fit` names them, in its order."""
+        o = self.options
+        return {
+            "chunk_size": self.chunk_size,
+            "fmt": o.fmt,
+            "n_features": o.n_features,
+            "zero_based": o.zero_based,
+            "label_column": o.label_column,
+            "skip_header": o.skip_header,
+            "prefetch": self.prefetch,
+        }
 
 
 def _same(value, default):
