@@ -158,6 +158,7 @@ def kernel_model(config):
         alpha=0.9,
         max_iter=1,
         tol=None,
+        shuffle=False,  # the rows in order, as the stream of a budget's use comes
         budget=config["budget"],
         budget_rule=config["rule"] or "project_new",
         fit_intercept=False,  # the merge rule's Gaussian values
