@@ -35,6 +35,7 @@ from ._passes import RENAMED, TOL, Passes
 from ._registry import trusted_type
 from ._scaling import Scaled
 from ._stream_fit import Streamed
+from ._traits import Traits
 from ._utils import (
     DataSummary,
 )
@@ -70,10 +71,12 @@ class OnlineClassifier(
     :class:`~marginkit._utils.DataSummary`, ``classes_`` known),
     ``_passes(X, y, orders, callback)`` (one pass per order over the rows of X, then
     ``callback(self, epoch)`` if given) and
-    ``decision_function``; ``_state_attr`` names the attribute that exists once fitted.
+    ``decision_function``; ``_traits`` (a :class:`~marginkit._traits.Traits`) says
+    what its algorithm is: the attribute that exists once fitted, how its weights scale,
+    how its passes end.
     """
 
-    _state_attr = "_states"
+    _traits = Traits()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -210,6 +213,8 @@ class OnlineClassifier(
         )
 
     def _fit(self, X, y, callback=None, sample_weight=None):
+        if self._traits.own_epochs:
+            return self._fit_by_progress(X, y, callback, sample_weight)
         n = _num_samples(X)
         X, y, weights, kept = self._start_fit(X, y, sample_weight)
         with self._rows_to_train(X, y, weights) as (X, y, weights):
@@ -328,7 +333,7 @@ class OnlineClassifier(
         _order.warn_once(self, self._label_runs, codes, self.classes_)
 
     def _partial_fit(self, X, y, classes, sample_weight):
-        if not hasattr(self, self._state_attr):
+        if not hasattr(self, self._traits.state):
             # the first call fails as a fit does: leaving no half-made model
             with unchanged_on_error(self):
                 return self._partial_fit_pass(X, y, classes, sample_weight, first=True)

@@ -273,7 +273,7 @@ class Resumable:
         if every is None:
             write.flush()  # the finished state, if the last epoch's was skipped
         self._left_out(kept, n)  # after the last checkpoint, which resumes on the rows kept
-        if self._counts_passes:
+        if not self._traits.own_epochs:
             self._end_of_passes(self._resume)
         del self._resume
         return self
@@ -307,7 +307,7 @@ class Resumable:
         rows (any number when None), and a position in them; the fingerprint of the data.
         """
         names = {"fingerprint", "orders", "epoch", "pos", *PASS_KEYS}
-        optional = (*self._cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
+        optional = (*self._traits.cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
         check.attributes(resume, "_resume", names, optional)
         self._check_passes(resume)
         check_fingerprint(resume["fingerprint"])
@@ -316,9 +316,6 @@ class Resumable:
         epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self._max_iter)
         check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self._max_iter else 0)
         return n
-
-    #: the keys a checkpoint's progress may add (the kernel estimators' caches)
-    _cache_keys = ()
 
     def _check_resume(self, path, X, y):
         """A ValueError unless this checkpoint (loaded, so checked) resumes on ``X, y``: the

@@ -28,6 +28,7 @@ from ._core.state import PNormState
 from ._passes import ended_early
 from ._scaling import unit_scaled
 from ._state_checks import check_state
+from ._traits import Traits
 from ._utils import (
     augmented_norms_p,
     inverse_or_zero,
@@ -61,6 +62,10 @@ LINEAR_CONSTRAINTS = {
     ],
 }
 
+#: The traits of the linear forms (:class:`~marginkit._traits.Traits`): a
+#: :class:`~marginkit._core.state.PNormState` per binary problem
+LINEAR_TRAITS = Traits(state_class=PNormState)
+
 
 class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
@@ -70,12 +75,14 @@ class OnlineLinearClassifier(OnlineClassifier):
     :class:`marginkit._core.linear.Rule`). Only ALMA normalises the instances.
     """
 
-    _max_updates = -1
+    _traits = LINEAR_TRAITS
 
     def _initialise(self, data):
         d = data.n_features + (1 if self.fit_intercept else 0)
         self.p_ = self._resolve_p(d)
-        self._exponent = 0 if self._normalises else self._exponent_of(data.max_norm(self.p_))
+        self._exponent = (
+            0 if self._traits.normalises else self._exponent_of(data.max_norm(self.p_))
+        )
         self.R_ = self._bias_coordinate(data.norms(self.p_)) if self.fit_intercept else 0.0
         n_problems = self._n_problems
         self._states = [PNormState(d, self.p_, self._keeps_log) for _ in range(n_problems)]
@@ -83,9 +90,6 @@ class OnlineLinearClassifier(OnlineClassifier):
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self._fold_below = _fold_threshold(self.p_)
-
-    #: the class of the learned state of each binary problem
-    _state_class = PNormState
 
     #: a model saved before ``intercept_scaling`` and ``n_iter_no_change`` took the
     #: largest norm for its bias and ended its passes at the first that did not improve
@@ -142,7 +146,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         else:
             p = check.equal(check.real(self.p_, "p_"), "p_", 2.0)
         check.equal(self._fold_below, "_fold_below", _fold_threshold(p))
-        if self._normalises:
+        if self._traits.normalises:
             check.equal(self._exponent, "_exponent", 0)
         else:
             check.integer(self._exponent, "_exponent", -1100, 1100)
@@ -150,11 +154,8 @@ class OnlineLinearClassifier(OnlineClassifier):
         if type(states) is not list or len(states) != self._n_problems:
             check.fail("_states", f"must be a list of {self._n_problems} states")
         for j, state in enumerate(states):
-            check.instance(state, f"_states[{j}]", self._state_class)
+            check.instance(state, f"_states[{j}]", self._traits.state_class)
             check_state(state, f"_states[{j}]", d, p)
-
-    #: whether the algorithm learns on normalised instances (ALMA)
-    _normalises = False
 
     @property
     def _keeps_log(self):
@@ -174,7 +175,7 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _run(self, state, batch, y_pm, order, start):
         """One compiled pass from ``start``; returns the position reached."""
-        rule = self._rule_args()._replace(max_updates=self._max_updates)
+        rule = self._rule_args()
         norm = L.Norm(self.p_, self._fold_below)
         rows = L.rows_of(batch)
         w = state.weights()
@@ -196,13 +197,13 @@ class OnlineLinearClassifier(OnlineClassifier):
         power of two that brought the largest norm of an instance of the first fit into
         [0.5, 1) (when it lay outside [2^-UNIT_RANGE, 2^UNIT_RANGE]). Scaling by a power
         of two is exact, and the algorithms make the same corrections at any scale
-        (``_weight_degree``), so the model is the one the data at scale 1 give, while
+        (``Traits.weight_degree``), so the model is the one the data at scale 1 give, while
         no ``||x||^2`` or ``w . x`` overflows (features near 1e300) or underflows (near
         1e-170). A ValueError when, in those units, the instances' squared norms would
         overflow or, ``training`` on them, underflow: later batches of another scale.
         An algorithm that normalises its instances scales each batch instead
         (:func:`unit_scaled`)."""
-        if self._normalises:
+        if self._traits.normalises:
             return X
         X = times_power_of_two(X, -self._exponent)
         top = float(np.max(row_norms_p(X, self.p_))) if X.shape[0] else 0.0
@@ -242,7 +243,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         """The compiled passes' form of training rows X (of ``weights``, None: 1 each),
         in the model's units."""
         X = self._model_units(X, training=True)
-        return _Batch(X, self.p_, self._model_aug(), self._normalises, weights)
+        return _Batch(X, self.p_, self._model_aug(), self._traits.normalises, weights)
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None, weights=None):
         """The passes (until ``tol`` ends them) over the rows of X, of ``weights``; with
@@ -367,7 +368,7 @@ class OnlineLinearClassifier(OnlineClassifier):
     def _weights(self):
         """:meth:`_model_weights` in the units of the data (inf or 0 where they leave
         float64)."""
-        return self._data_units(self._model_weights(), self._weight_degree)
+        return self._data_units(self._model_weights(), self._traits.weight_degree)
 
     def _split(self, W, aug):
         """(coef, intercept) of weights W of instances ``(x, aug)``."""
@@ -409,7 +410,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         X = self._validate_X(X, reset=False)
         # the instances (x, aug) scaled as in training: by the model's power of two, or
         # (an algorithm that normalises them) by their own
-        if self._normalises:
+        if self._traits.normalises:
             X, aug = unit_scaled(X, self._aug())
         else:
             X, aug = self._model_units(X), self._model_aug()
@@ -418,7 +419,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         else:
             coef, intercept = self._split(self._model_weights(), aug)
             scores = np.asarray(X @ coef.T) + intercept
-            if self._normalises:
+            if self._traits.normalises:
                 scores *= inverse_or_zero(augmented_norms_p(X, self.p_, aug))[:, None]
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -450,7 +451,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         scores = self._scores(X)
         if self.output == "voted":
             return scores
-        return signs_kept(self._data_units(scores, self._weight_degree + 1), scores)
+        return signs_kept(self._data_units(scores, self._traits.weight_degree + 1), scores)
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise (of the

@@ -24,7 +24,7 @@ class Loaded:
 
     def _learned(self):
         """The attributes a fit sets: those a fitted model has, and those it may have."""
-        required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._state_attr}
+        required = {"classes_", "n_features_in_", "n_trials_", "_fold_below", self._traits.state}
         required |= {"n_corrections_", "n_corrections_per_class_"}
         # _exponent: not in models written before it
         optional = {"feature_names_in_", "input_format_", "_resume", "_exponent"}
@@ -32,7 +32,7 @@ class Loaded:
         optional |= {"_class_weight"}  # not in models written before weights
         optional |= {"_stopped_by"}  # why fit's passes ended; not in models before it
         # n_iter_: not in models written before it
-        return required, optional | ({"n_iter_"} if self._counts_passes else set())
+        return required, optional | (set() if self._traits.own_epochs else {"n_iter_"})
 
     def _check_loaded(self):
         """An :class:`~marginkit.persistence.UntrustedFileError` unless this estimator,
@@ -85,7 +85,7 @@ class Loaded:
         check.array(classes, "classes_", classes.dtype, (None,), finite=classes.dtype.kind == "f")
         check_classes(classes)
         n = check.integer(self.n_features_in_, "n_features_in_", 1)
-        if self._counts_passes and "n_iter_" in vars(self):
+        if not self._traits.own_epochs and "n_iter_" in vars(self):
             check.integer(self.n_iter_, "n_iter_", 1)
         names = getattr(self, "feature_names_in_", None)
         if names is not None:

@@ -26,7 +26,7 @@ PASS_KEYS = ("at_start", "fewest", "improving", "ended")
 #: the key of the passes in a row that did not improve (``n_iter_no_change``), which
 #: checkpoints written before it lack (and estimators without it never write)
 SINCE_KEY = "since"
-#: the key of the first pass's corrections (``Passes._noise_ratio``), which checkpoints
+#: the key of the first pass's corrections (``Traits.noise_ratio``), which checkpoints
 #: written before it lack
 FIRST_KEY = "first"
 #: the key of the size each problem's hypothesis had after the last pass, where the
@@ -37,13 +37,13 @@ GROWTH_KEY = "growth"
 WHY_KEY = "why"
 #: why the passes of the last fit ended (``_stopped_by``): all ``max_iter`` made; a pass
 #: without correction; ``tol`` on the corrections; ``tol`` on the hypothesis's growth;
-#: the kernel estimators' noise rule (``Passes._noise_ratio``); the rows held out
+#: the kernel estimators' noise rule (``Traits.noise_ratio``); the rows held out
 #: (``early_stopping``)
 STOPPED = ("max_iter", "quiet", "tol", "growth", "noise", "early_stopping")
 
 
 def noisy(made, first, ratio):
-    """The noise rule of the kernel estimators (``Passes._noise_ratio``): whether every
+    """The noise rule of the kernel estimators (``Traits.noise_ratio``): whether every
     problem made at least ``ratio`` times its corrections of the first pass (some made
     any), the mark of data whose errors are noise, which more passes only memorise."""
     return bool(np.any(first)) and bool(np.all(made >= ratio * first))
@@ -141,14 +141,10 @@ class Passes:
                 stacklevel=user_level(),
             )
 
-    #: whether ``n_iter_`` counts the passes of the last fit here (PUMMA and the margin
-    #: Perceptron count their own: they stop when the data no longer change the model)
-    _counts_passes = True
-
     def _made_passes(self, n):
         """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
         name; 1 for partial_fit). Why an earlier fit's passes ended no longer holds."""
-        if self._counts_passes:
+        if not self._traits.own_epochs:  # (theirs is their own count)
             self.n_iter_ = int(n)
         self.__dict__.pop("_stopped_by", None)
 
@@ -186,14 +182,15 @@ class Passes:
             r["improving"] = False
             self._ended_by(r, "quiet" if quiet else "early_stopping")
             return
-        if self._noise_ratio is not None and growth is None:
+        ratio = self._traits.noise_ratio
+        if ratio is not None and growth is None:
             # (a soft margin makes the data separable: its updates fall in no set way)
             first = r.get(FIRST_KEY)
             if r.get("epoch", 0) == 0:
                 r[FIRST_KEY] = made
             elif first is not None and tol is not None and not r["ended"]:
                 # (a checkpoint written before the rule has no first pass's record)
-                if noisy(made, first, self._noise_ratio):
+                if noisy(made, first, ratio):
                     # ended by a rule, not by running out: no more passes would help
                     r["ended"], r["improving"], why = True, False, "noise"
         if self._ends_when_quiet and quiet:
@@ -213,14 +210,6 @@ class Passes:
         them)."""
         return int(getattr(self, "n_iter_no_change", 1))
 
-    #: With ``tol``, the passes of fit also end after a pass (the second or later) in
-    #: which every problem made at least this share of its first pass's corrections
-    #: (:func:`noisy`); None: no such rule. The kernel estimators' (0.85) was chosen on
-    #: a9a, a synthetic set, USPS, MNIST, Letter, ionosphere and house-votes
-    #: (``benchmarks/bench_defaults.py``, docs/defaults.md): a9a's second passes made
-    #: 0.91 to 0.97 of the first's corrections, every other set's at most 0.74.
-    _noise_ratio = None
-
     def _growth(self):
         """Each problem's size, where the passes end when it stops growing (by ``tol``,
         :func:`growth_ends`) rather than when the corrections stop falling: None here.
@@ -229,10 +218,12 @@ class Passes:
         pass while its hypothesis converges)."""
         return None
 
-    #: whether the passes of fit end at the first that makes no update, whose model is
-    #: what the algorithm's guarantee is about (aggressive ROMMA with delta > 0; PUMMA
-    #: and the margin Perceptron run their own epochs to it)
-    _ends_when_quiet = False
+    @property
+    def _ends_when_quiet(self):
+        """Whether the passes of fit end at the first that makes no update, whose model
+        is what the algorithm's guarantee is about (aggressive ROMMA with delta > 0;
+        PUMMA and the margin Perceptron run their own epochs to it)."""
+        return False
 
     def _reached_quiet(self, r):
         """Whether every problem has made a pass without update (a problem's first such

@@ -38,11 +38,6 @@ class Scaled:
     #: normalise takes: sums of up to 1e50 updates of such instances still fit in a float
     MAX_SQUARED_NORM = 1e250
 
-    #: how the weights follow the scale of the instances, w(c x) = c^k w(x): k = 1 for
-    #: the sums of instances of the Perceptron and the margin Perceptron, -1 for the
-    #: functional margin of 1 of ROMMA and PUMMA (their ``w . x`` does not change)
-    _weight_degree = 1
-
     #: the power of two the instances are divided by before the compiled passes see
     #: them (``_model_units``): 0 for models written before it
     _exponent = 0

@@ -1,5 +1,6 @@
 """ALMA_p and kernel ALMA_2: approximate maximal margin classification (Gentile 2001)."""
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -22,9 +23,10 @@ from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
+    KERNEL_TRAITS,
     KernelOnlineClassifier,
 )
-from ._linear_base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier
+from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, P_MAX, OnlineLinearClassifier
 from ._weights import CLASS_WEIGHT_DOC
 
 SQRT2 = float(np.sqrt(2.0))
@@ -199,7 +201,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
-    _normalises = True
+    _traits = replace(LINEAR_TRAITS, normalises=True)
 
     def _resolve_p(self, d):
         if self.p == "log":
@@ -375,7 +377,7 @@ class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
         self.verbose = verbose
         self.n_epochs = n_epochs
 
-    _normalising_rule = True
+    _traits = replace(KERNEL_TRAITS, normalises=True)
 
     def _rule_args(self):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))

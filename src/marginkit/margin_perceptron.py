@@ -1,6 +1,7 @@
 """The margin Perceptron, with a fixed or incrementally halved margin guess."""
 
 import warnings
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -13,7 +14,7 @@ from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
 from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
-from ._linear_base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, OnlineLinearClassifier
 from ._order import epoch_order, rows_by_content
 from ._passes import ended_early, still_improving
 from ._utils import user_level
@@ -169,7 +170,11 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     (True, array([ 1,  1, -1, -1]))
     """
 
-    _counts_passes = False  # n_iter_: the epochs of each problem's schedule
+    # n_iter_: the epochs of each problem's schedule, which ends by its own rule
+    _traits = replace(LINEAR_TRAITS, own_epochs=True)
+
+    #: the budget of updates of the current guess (its learned value; -1: none)
+    _max_updates = -1
 
     _parameter_constraints: dict = {
         "gamma_guess": [Interval(Real, 0, None, closed="neither"), None],
@@ -208,7 +213,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     def _rule_args(self):
         # the guess in the model's units (gamma_guess_ is in those of the data)
         gamma = float(np.ldexp(self._gamma, -self._exponent))
-        return L.Rule(L.RULE_MARGIN_PERCEPTRON, gamma_guess=gamma)
+        return L.Rule(L.RULE_MARGIN_PERCEPTRON, gamma_guess=gamma, max_updates=self._max_updates)
 
     def _initialise(self, data):
         super()._initialise(data)
@@ -223,8 +228,6 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.n_iter_ = np.zeros(n_problems, dtype=np.int64)
         self._updates_before = np.zeros(n_problems, dtype=np.int64)
         self.converged_ = False
-
-    _fit = OnlineLinearClassifier._fit_by_progress
 
     def _learned(self):
         required, optional = super()._learned()

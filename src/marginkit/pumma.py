@@ -1,5 +1,6 @@
 """PUMMA: online approximate maximum p-norm margin classification with a bias."""
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -16,8 +17,14 @@ from ._core import pumma as K
 from ._core.pairs import PairState, train_pairs
 from ._core.pumma import PUMMAState
 from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
-from ._kernel_base import KERNEL_CONSTRAINTS, KernelOnlineClassifier, block_size_for
-from ._linear_base import LINEAR_CONSTRAINTS, P_MAX, OnlineLinearClassifier, check_finite_state
+from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_TRAITS, KernelOnlineClassifier, block_size_for
+from ._linear_base import (
+    LINEAR_CONSTRAINTS,
+    LINEAR_TRAITS,
+    P_MAX,
+    OnlineLinearClassifier,
+    check_finite_state,
+)
 from ._order import rows_by_content
 from ._passes import ended_early
 from ._pumma_epochs import (
@@ -45,6 +52,13 @@ TOL_DOC = """tol : float >= 0 or None, default=1e-3
         COLT 2008 experiments), or ``max_iter`` epochs."""
 
 
+#: The traits both forms of PUMMA share (:class:`~marginkit._traits.Traits`): a
+#: functional margin of 1 (``w . x`` does not change with the scale of x), and epochs
+#: of its own, run to one without update (its soft margin makes every data set
+#: separable) and ended early by ``tol`` alone
+PUMMA_TRAITS = {"weight_degree": -1, "own_epochs": True}
+
+
 class _Streaming:
     """PUMMA's epochs until quiet, on a stream (see :mod:`marginkit._stream_fit`)."""
 
@@ -56,11 +70,6 @@ class _Streaming:
                 "own across the epochs, which needs all the data in memory; pass lam=0 "
                 "(the hard margin) to learn a stream"
             )
-
-    _counts_passes = False
-    #: PUMMA's epochs run to one without update (its soft margin makes every data set
-    #: separable), ended early by ``tol`` alone
-    _noise_ratio = None
 
     def _growth(self):
         # With the soft margin every row of a fit keeps its coordinate across the
@@ -252,8 +261,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
     # PUMMA's bias is its own; no (x, -R) coordinate
     fit_intercept = False
     # a functional margin of 1: w . x + b does not change with the scale of x
-    _weight_degree = -1
-    _state_class = PUMMAState
+    _traits = replace(LINEAR_TRAITS, state_class=PUMMAState, **PUMMA_TRAITS)
 
     def __init__(
         self,
@@ -321,8 +329,6 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             state.n_corrections - before[0],
             int(state.pi[K.Q_CONFLICTS]) - before[1],
         )
-
-    _fit = OnlineLinearClassifier._fit_by_progress
 
     def _learned(self):
         required, optional = super()._learned()
@@ -570,7 +576,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         self.max_epochs = max_epochs
 
     # a functional margin of 1: w . phi(x) + b does not change with the scale of phi
-    _weight_degree = -1
+    _traits = replace(KERNEL_TRAITS, noise_ratio=None, **PUMMA_TRAITS)
 
     def _keep_margin(self, margin):
         # a state's array, published where the model is
@@ -598,8 +604,6 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             "block_size": block_size_for(self.block_size, data.backend),
             "fold_below": self._fold_below,
         }
-
-    _fit = KernelOnlineClassifier._fit_by_progress
 
     def _check_state(self):
         state = check.instance(self._kstate, "_kstate", PairState)

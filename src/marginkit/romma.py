@@ -1,5 +1,6 @@
 """ROMMA and aggressive ROMMA: Li and Long's relaxed online maximum margin algorithm."""
 
+from dataclasses import replace
 from numbers import Real
 
 import numpy as np
@@ -22,9 +23,10 @@ from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     INTERCEPT_CONSTRAINTS,
     KERNEL_CONSTRAINTS,
+    KERNEL_TRAITS,
     KernelOnlineClassifier,
 )
-from ._linear_base import LINEAR_CONSTRAINTS, OnlineLinearClassifier
+from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, OnlineLinearClassifier
 from ._weights import CLASS_WEIGHT_DOC
 
 #: ROMMA's own parameters, of both forms
@@ -35,15 +37,15 @@ ROMMA_CONSTRAINTS = {
 }
 
 
+#: The traits both forms of ROMMA share (:class:`~marginkit._traits.Traits`): a
+#: functional margin of 1 (``w . x`` does not change with the scale of x, of phi(x)),
+#: and an update that can forget the hypothesis (zero its coefficients), so that a
+#: kernel state keeps the vote's record of where each one starts
+ROMMA_TRAITS = {"weight_degree": -1, "forgets": True}
+
+
 class _ROMMA:
     """The update rule both forms hand their compiled walk, and when their passes end."""
-
-    # a functional margin of 1: w . x does not change with the scale of x (of phi(x))
-    _weight_degree = -1
-
-    # the update can forget the hypothesis (zero its coefficients): the state keeps
-    # the vote's record of it
-    _forgets = True
 
     def _rule_args(self):
         lam = self._model_lam()
@@ -231,6 +233,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
 
     # a model saved before delta updated on y w . x < 1, and before the soft margin
     _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0, "lam": 0.0}
+    _traits = replace(LINEAR_TRAITS, **ROMMA_TRAITS)
 
     def _squared_norms(self):
         # ||w~||^2 = s^2 (S + ||zeta||^2) of each problem
@@ -391,3 +394,4 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
 
     # a model saved before delta, and before the soft margin
     _added_params = {**KernelOnlineClassifier._added_params, "delta": 0.0, "lam": 0.0}
+    _traits = replace(KERNEL_TRAITS, **ROMMA_TRAITS)
