@@ -43,23 +43,28 @@ class Validation:
     the model of the best pass is put back.
     """
 
-    def __init__(self, est, X, y):
+    def __init__(self, X, y, patience, tol, score, undo_point):
         self.X, self.y = X, y
-        self.patience = int(est.n_iter_no_change)
-        self.tol = 0.0 if est.tol is None else float(est.tol)
+        self.patience = int(patience)
+        self.tol = 0.0 if tol is None else float(tol)
+        # score(X, y): the model's accuracy; undo_point(): a function that puts the
+        # model back as it is now
+        self.score, self.undo_point = score, undo_point
         self.best, self.undo, self.since = -np.inf, None, 0
 
-    def after_pass(self, est):
+    def after_pass(self):
         """Score the pass; whether the passes end."""
-        score = float(est.score(self.X, self.y))
+        score = float(self.score(self.X, self.y))
         if score > self.best + self.tol:
-            self.best, self.undo, self.since = score, est._kstate.undo_point(), 0
+            self.best, self.undo, self.since = score, self.undo_point(), 0
         else:
             self.since += 1
         return self.since >= self.patience
 
-    def keep_best(self, est):
-        """The model of the best pass, where a later one was made."""
+    def keep_best(self):
+        """The model of the best pass, where a later one was made: whether it was put
+        back."""
         if self.undo is not None and self.since:
             self.undo()
-            est._update_counts()
+            return True
+        return False

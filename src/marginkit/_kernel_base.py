@@ -29,7 +29,7 @@ from ._core.kernels import KERNELS, Kernel, inverse_sqrt
 from ._core.shards import shards_in_use
 from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
-from ._passes import ended_early
+from ._passes import ADDED_PARAMS, ended_early
 from ._state_checks import check_state
 from ._traits import Traits
 from ._utils import peak_of, times_power_of_two
@@ -82,6 +82,11 @@ AUTO_BLOCK_SIZE = {"host": 256, "accelerator": 768}
 KERNEL_TRAITS = Traits(state="_kstate", noise_ratio=0.85, cache_keys=("cache_P", "cache_seen"))
 
 
+#: The parameters added after kernel models were first saved (:data:`ADDED_PARAMS`): a
+#: model saved before the kernel estimators had a bias
+KERNEL_ADDED_PARAMS = {**ADDED_PARAMS, "fit_intercept": False, "intercept_scaling": "rms"}
+
+
 def block_size_for(block_size, backend):
     """The examples per block for ``block_size`` with data on ``backend``."""
     if block_size != "auto":
@@ -102,12 +107,7 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     _traits = KERNEL_TRAITS
 
-    #: a model saved before the kernel estimators had a bias
-    _added_params = {
-        **OnlineClassifier._added_params,
-        "fit_intercept": False,
-        "intercept_scaling": "rms",
-    }
+    _added_params = KERNEL_ADDED_PARAMS
 
     @property
     def _normalises(self):
@@ -502,10 +502,12 @@ class KernelOnlineClassifier(OnlineClassifier):
         )
         train, held = np.sort(rows[train]), np.sort(rows[held])
         part = [_safe_indexing(a, rows) for a in (X, y) for rows in (train, held)]
-        self._validation = Validation(self, part[1], part[3])
+        patience, undo = self.n_iter_no_change, self._kstate.undo_point
+        self._validation = Validation(part[1], part[3], patience, self.tol, self.score, undo)
         try:
             yield part[0], part[2], None if weights is None else weights[train]
-            self._validation.keep_best(self)
+            if self._validation.keep_best():
+                self._update_counts()
         finally:
             del self._validation
         # positions in X, not in the rows trained on

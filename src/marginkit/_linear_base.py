@@ -5,7 +5,9 @@ passes of :mod:`marginkit._core.linear`, their bias coordinate, outputs and coun
 
 import copy
 import warnings
+from collections.abc import Callable
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -25,7 +27,8 @@ from ._checkpoints import EpochOrders
 from ._core import linear as L
 from ._core.arrays import answers_in_namespace, move_to, namespace
 from ._core.state import PNormState
-from ._passes import ended_early
+from ._guards import check_known
+from ._passes import ADDED_PARAMS, ended_early
 from ._scaling import unit_scaled
 from ._state_checks import check_state
 from ._traits import Traits
@@ -66,6 +69,36 @@ LINEAR_CONSTRAINTS = {
 #: :class:`~marginkit._core.state.PNormState` per binary problem
 LINEAR_TRAITS = Traits(state_class=PNormState)
 
+#: The parameters added after linear models were first saved (:data:`ADDED_PARAMS`): a
+#: model saved before ``intercept_scaling`` and ``n_iter_no_change`` took the largest
+#: norm for its bias and ended its passes at the first that did not improve
+LINEAR_ADDED_PARAMS = {**ADDED_PARAMS, "intercept_scaling": "max", "n_iter_no_change": 1}
+
+
+class LinearLearner(NamedTuple):
+    """The learning of a linear estimator as a driver sees it (Dask's parameter mixing
+    runs it shard by shard, :mod:`marginkit.distributed`); made by the estimator
+    (``_learner``), whose model it trains.
+
+    Attributes
+    ----------
+    start : callable
+        ``start(classes, summary)``: the fresh states of every binary problem for data
+        of the labels ``classes`` and the :class:`~marginkit._utils.DataSummary`
+        ``summary`` (the width, and the norms that fix the bias and the model's units).
+        The estimator then holds no states: the driver does.
+    run : callable
+        ``run(states, X, y)``: the compiled pass over the rows ``X`` (labels ``y``), in
+        their order, for every binary problem, continuing ``states`` in place.
+    finish : callable
+        ``finish(states, n_epochs)``: the estimator's model is that of ``states``,
+        after ``n_epochs`` passes.
+    """
+
+    start: Callable
+    run: Callable
+    finish: Callable
+
 
 class OnlineLinearClassifier(OnlineClassifier):
     """Base of the linear p-norm online classifiers (one-vs-rest, last/avg/voted).
@@ -91,13 +124,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         self.n_trials_ = 0
         self._fold_below = _fold_threshold(self.p_)
 
-    #: a model saved before ``intercept_scaling`` and ``n_iter_no_change`` took the
-    #: largest norm for its bias and ended its passes at the first that did not improve
-    _added_params = {
-        **OnlineClassifier._added_params,
-        "intercept_scaling": "max",
-        "n_iter_no_change": 1,
-    }
+    _added_params = LINEAR_ADDED_PARAMS
 
     def _checked_summary(self, X):
         data = super()._checked_summary(X)
@@ -340,6 +367,33 @@ class OnlineLinearClassifier(OnlineClassifier):
                 state.make_room(batch.max_row_nnz(order[pos : pos + 1]))
         check_finite_state(self, state)
         return True
+
+    # -- the learner a driver trains (LinearLearner) ---------------------------------
+    def _learner(self):
+        """This estimator's learning as a driver sees it: a :class:`LinearLearner`."""
+        return LinearLearner(self._start_states, self._run_states, self._finish_states)
+
+    def _start_states(self, classes, summary):
+        self.classes_ = classes
+        self.n_features_in_ = summary.n_features
+        self._initialise(summary)
+        states = self._states
+        del self._states
+        return states
+
+    def _run_states(self, states, X, y):
+        X, y = self._validate_Xy(X, y, reset=False)
+        check_known(y, self.classes_)
+        batch = self._batch(X)
+        targets = self._targets(y)
+        order = np.arange(X.shape[0], dtype=np.int64)
+        for state, y_pm in zip(states, targets, strict=True):
+            self._run_all(state, batch, y_pm, order)
+
+    def _finish_states(self, states, n_epochs):
+        self._states = states
+        self._update_counts()
+        self._made_passes(n_epochs)
 
     def _check_not_overflowed(self):
         # a partial_fit whose weights overflowed changed the state in place: a fit

@@ -104,6 +104,19 @@ def ended_early(bar, skipped):
         bar.refresh()
 
 
+#: The parameters added after models were first saved, with the value that does what a
+#: model saved before them did (tol: it made its max_iter passes; no budget)
+ADDED_PARAMS = {
+    "tol": None,
+    "budget": None,
+    "budget_rule": "project",
+    "early_stopping": False,
+    "validation_fraction": 0.1,
+    "n_iter_no_change": 2,
+    "class_weight": None,
+}
+
+
 class Passes:
     """How many passes a fit makes, and when they end (a mixin of
     :class:`marginkit._base.OnlineClassifier`)."""
@@ -178,7 +191,7 @@ class Passes:
         validation = self.__dict__.get("_validation")
         if validation is not None:
             # early stopping: the held-out rows decide, in place of the corrections
-            r["ended"] = validation.after_pass(self) or quiet
+            r["ended"] = validation.after_pass() or quiet
             r["improving"] = False
             self._ended_by(r, "quiet" if quiet else "early_stopping")
             return
@@ -303,17 +316,7 @@ class Passes:
             if not np.all(np.isfinite(growth) & (growth >= 0)):
                 check.fail("_resume['growth']", "must hold sizes, finite and >= 0")
 
-    #: parameters added after models were first saved, with the value that does what a
-    #: model saved before them did (tol: it made its max_iter passes; no budget)
-    _added_params = {
-        "tol": None,
-        "budget": None,
-        "budget_rule": "project",
-        "early_stopping": False,
-        "validation_fraction": 0.1,
-        "n_iter_no_change": 2,
-        "class_weight": None,
-    }
+    _added_params = ADDED_PARAMS
 
     def __setstate__(self, state):
         # a model saved before max_iter: its passes under their former name

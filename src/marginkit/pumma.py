@@ -26,15 +26,7 @@ from ._linear_base import (
     check_finite_state,
 )
 from ._order import rows_by_content
-from ._passes import ended_early
-from ._pumma_epochs import (
-    PROGRESS_OPTIONAL,
-    check_tol_record,
-    end_of_fit,
-    end_of_partial_fit,
-    epoch_ends,
-    epochs_until_quiet,
-)
+from ._pumma_epochs import PROGRESS_OPTIONAL, PUMMAEpochs
 from ._registry import trusted_type
 from ._state_checks import check_pairs_rows, check_pumma_rows, check_state
 from ._weights import CLASS_WEIGHT_DOC
@@ -59,75 +51,6 @@ TOL_DOC = """tol : float >= 0 or None, default=1e-3
 PUMMA_TRAITS = {"weight_degree": -1, "own_epochs": True}
 
 
-class _Streaming:
-    """PUMMA's epochs until quiet, on a stream (see :mod:`marginkit._stream_fit`)."""
-
-    def _check_streamable(self):
-        super()._check_streamable()
-        if self.lam > 0:
-            raise ValueError(
-                f"lam={self.lam}: the soft margin gives every example a coordinate of its "
-                "own across the epochs, which needs all the data in memory; pass lam=0 "
-                "(the hard margin) to learn a stream"
-            )
-
-    def _growth(self):
-        # With the soft margin every row of a fit keeps its coordinate across the
-        # epochs, and ||w~||_q^2 of each problem grows at every update (the new
-        # hypothesis satisfies f(w) . w' >= ||w||_q^2) while it stays below
-        # 1 / gamma~*^2: the epochs end where it stops growing. The corrections
-        # said less: with class weights a light row's updates went on as often while
-        # the heavy rows' margins still moved (docs/defaults.md). The hard margin's
-        # (a stream's) grows without bound on data no hyperplane separates: its
-        # epochs count updates.
-        if not self.lam > 0:
-            return None
-        return self._squared_norms()
-
-    @property
-    def n_iter_(self):
-        """Epochs made (scikit-learn's name of ``n_epochs_``)."""
-        check_is_fitted(self, "n_epochs_")
-        return self.n_epochs_
-
-    def _n_changes(self):
-        return self.n_updates_ + self.n_conflicts_
-
-    def _learned(self):
-        required, optional = super()._learned()
-        required |= {"n_epochs_", "converged_", "n_updates_", "n_conflicts_"}
-        return required, optional | {"margin_"}
-
-    def _keep_margin(self, margin):
-        """The training margins measured at the end of :meth:`fit`."""
-        self.margin_ = margin
-
-    def _check_fitted(self):
-        super()._check_fitted()
-        check.integer(self.n_epochs_, "n_epochs_", 0)
-        check.flag(self.converged_, "converged_")
-        if "margin_" in vars(self):
-            check.array(self.margin_, "margin_", np.float64, (self._n_problems,))
-
-    def _stream_epochs(self, stream, callback):
-        r = {"done": False, **self._fresh_passes()}
-        with self._progress(self._max_iter, "epoch") as bar:
-            while not (r["done"] or r["ended"]) and self.n_epochs_ < self._max_iter:
-                epochs = self.n_epochs_
-                changes, rows = self._stream_pass(stream)
-                self.n_epochs_ = epochs + 1  # partial passes count chunks
-                epoch_ends(self, r, rows, changes, bar, callback)
-            ended_early(bar, self._max_iter - self.n_epochs_)
-        # the training margin: the smallest over the chunks
-        margins = [
-            self._chunk_margins(X, y)
-            for X, y, _ in self._stream_chunks(stream)
-            if X.shape[0]  # a chunk whose rows all weigh 0 has no margin
-        ]
-        self._keep_margin(np.min(margins, axis=0))
-        end_of_fit(self, r)
-
-
 #: The smallest p of PUMMA_p: below it the link's powers |u|^(p - 1) of coordinates that an
 #: update makes by cancellation lose every digit (see the ``p`` parameter)
 P_MIN = 1.5
@@ -139,7 +62,7 @@ PUMMA_CONSTRAINTS = {
 }
 
 
-class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
+class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
     __doc__ = f"""PUMMA_p(delta): an online approximate maximum p-norm margin classifier with bias.
 
     K. Ishibashi, K. Hatano and M. Takeda, "Online Learning of Approximate Maximum
@@ -344,7 +267,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
         names = {"fingerprint", "rng", "slacks", "pos", "done"}
         check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
-        check_tol_record(self, resume)
+        self._check_tol_record(resume)
         slacks = resume["slacks"]
         if type(slacks) is not list or len(slacks) != self._n_problems:
             check.fail("_resume['slacks']", f"must be a list of {self._n_problems} arrays")
@@ -388,10 +311,10 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
             return changes
 
         rows = rows_by_content(X, y, weights) if self.shuffle else None
-        epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
+        self._epochs_until_quiet(n, step, save, run_chunk, callback, rows)
         for j, (state, y_pm, slack) in enumerate(problems):
             self.margin_[j] = self._training_margin(state, X, y_pm, slack, weights)
-        end_of_fit(self, r)
+        self._end_of_fit(r)
 
     def _chunk_margins(self, X, y):
         """The training margin of every problem on one chunk (no slack: lam = 0)."""
@@ -429,7 +352,7 @@ class PUMMAClassifier(_Streaming, OnlineLinearClassifier):
                 state, batch, y_pm, order, state.new_data(X.shape[0])
             )
             changes += updates + conflicts
-        end_of_partial_fit(self, changes)
+        self._end_of_partial_fit(changes)
         self.__dict__.pop("margin_", None)  # of the training set of a fit: measured by fit
         return self
 
@@ -458,7 +381,7 @@ class _Work:
     it (the scratch is made for each pass, :func:`marginkit._core.pumma.new_work`)."""
 
 
-class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
+class KernelPUMMAClassifier(PUMMAEpochs, KernelOnlineClassifier):
     __doc__ = f"""PUMMA_2(delta) in a reproducing kernel Hilbert space, with a bias.
 
     The p = 2 algorithm of :class:`PUMMAClassifier` with inner products replaced by a
@@ -614,7 +537,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         names = {"fingerprint", "rng", "slack", "cache_P", "cache_seen", "pos", "done"}
         check.attributes(resume, "_resume", names, PROGRESS_OPTIONAL)
         check_fingerprint(resume["fingerprint"])
-        check_tol_record(self, resume)
+        self._check_tol_record(resume)
         slack = resume["slack"]
         if n is None:
             n = slack.shape[0] if isinstance(slack, np.ndarray) and slack.ndim == 2 else 0
@@ -657,10 +580,10 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
             return updates + conflicts
 
         rows = rows_by_content(X, y, weights) if self.shuffle else None
-        epochs_until_quiet(self, n, step, save, run_chunk, callback, rows)
+        self._epochs_until_quiet(n, step, save, run_chunk, callback, rows)
         state.n_seen += n
         self._keep_margin(self._margins(data, Y, slack, weights))
-        end_of_fit(self, r)
+        self._end_of_fit(r)
 
     def _margins(self, data, Y, slack, weights=None):
         """The training margin of every problem on rows X (of ``weights``), slack
@@ -691,7 +614,7 @@ class KernelPUMMAClassifier(_Streaming, KernelOnlineClassifier):
         updates, conflicts = train_pairs(state, data, Y, order, slack, params)
         state.n_seen += X.shape[0]
         state.margin = None  # of the training set of a fit: measured by fit
-        end_of_partial_fit(self, updates + conflicts)
+        self._end_of_partial_fit(updates + conflicts)
         return self
 
     def _update_counts(self):

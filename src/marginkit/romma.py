@@ -22,11 +22,17 @@ from ._early_stopping import EARLY_STOPPING_CONSTRAINTS
 from ._kernel_base import (
     BUDGET_CONSTRAINTS,
     INTERCEPT_CONSTRAINTS,
+    KERNEL_ADDED_PARAMS,
     KERNEL_CONSTRAINTS,
     KERNEL_TRAITS,
     KernelOnlineClassifier,
 )
-from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, OnlineLinearClassifier
+from ._linear_base import (
+    LINEAR_ADDED_PARAMS,
+    LINEAR_CONSTRAINTS,
+    LINEAR_TRAITS,
+    OnlineLinearClassifier,
+)
 from ._weights import CLASS_WEIGHT_DOC
 
 #: ROMMA's own parameters, of both forms
@@ -42,6 +48,9 @@ ROMMA_CONSTRAINTS = {
 #: and an update that can forget the hypothesis (zero its coefficients), so that a
 #: kernel state keeps the vote's record of where each one starts
 ROMMA_TRAITS = {"weight_degree": -1, "forgets": True}
+
+#: a model of ROMMA saved before aggressive ROMMA's ``delta`` and the soft margin's ``lam``
+ROMMA_ADDED_PARAMS = {"delta": 0.0, "lam": 0.0}
 
 
 class _ROMMA:
@@ -232,7 +241,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         self.n_epochs = n_epochs
 
     # a model saved before delta updated on y w . x < 1, and before the soft margin
-    _added_params = {**OnlineLinearClassifier._added_params, "delta": 0.0, "lam": 0.0}
+    _added_params = {**LINEAR_ADDED_PARAMS, **ROMMA_ADDED_PARAMS}
     _traits = replace(LINEAR_TRAITS, **ROMMA_TRAITS)
 
     def _squared_norms(self):
@@ -393,5 +402,5 @@ class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
         self.n_epochs = n_epochs
 
     # a model saved before delta, and before the soft margin
-    _added_params = {**KernelOnlineClassifier._added_params, "delta": 0.0, "lam": 0.0}
+    _added_params = {**KERNEL_ADDED_PARAMS, **ROMMA_ADDED_PARAMS}
     _traits = replace(KERNEL_TRAITS, **ROMMA_TRAITS)

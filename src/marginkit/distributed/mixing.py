@@ -4,7 +4,6 @@ the epochs.
 
 from __future__ import annotations
 
-import copy
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -566,13 +565,10 @@ class MixingClassifier(DaskMetaEstimator):
         rows: R_, p_ and the model's units decided once, from every row); ``work``
         holds each shard's ``(epoch function, its arguments after the model and the
         states)``."""
-        est.classes_ = classes
-        est.n_features_in_ = summary.n_features
-        est._initialise(summary)
-        template = copy.copy(est)  # what every shard's task gets, without the states
-        del template._states
+        learner = est._learner()
+        # the estimator, which the learner trains, holds no states while the shards do
+        mixed = learner.start(classes, summary)
         n_shards, n_samples = len(work), sum(rows)
-        mixed = est._states
         n_problems = len(mixed)
         # tol's record, and the estimator's n_iter_no_change: the epochs end as its
         # passes of fit do
@@ -586,7 +582,7 @@ class MixingClassifier(DaskMetaEstimator):
         # the first epoch's first rows of every shard, learnt in sequence (one shard:
         # its state is never mixed, so the sequence is its pass)
         warm = self.warm_up if n_shards > 1 else 0
-        model = dask.delayed(template, traverse=False)  # one key, whatever the tasks
+        model = dask.delayed(learner, traverse=False)  # one key, whatever the tasks
         # the bar counts epochs, or mixes where an epoch makes several
         n_rounds = len(mixing_rounds(rows, step, 0))
         bar = tqdm(
@@ -623,7 +619,7 @@ class MixingClassifier(DaskMetaEstimator):
                     bar.update(1)  # an epoch, also one that the sequence took whole
                 per_epoch.append(made_by_shard)
                 ended = tol_ends(record, total, self.tol, n_samples, patience)
-                self._set_fitted(est, mixed, epoch + 1, per_epoch)
+                self._set_fitted(est, learner, mixed, epoch + 1, per_epoch)
                 if callback is not None:
                     callback(self, epoch)
                 if ended or not total.any():
@@ -696,10 +692,8 @@ class MixingClassifier(DaskMetaEstimator):
             if len(level) == 1:
                 return dask.compute(level[0][1])[0]
 
-    def _set_fitted(self, est, states, n_epochs, per_epoch):
-        est._states = states
-        est._update_counts()
-        est._made_passes(n_epochs)
+    def _set_fitted(self, est, learner, states, n_epochs, per_epoch):
+        learner.finish(states, n_epochs)
         self.estimator_ = est
         self.classes_ = est.classes_
         self.n_features_in_ = est.n_features_in_

@@ -10,43 +10,27 @@ import numpy as np
 
 from .._core.linear import scaled_norm
 from .._core.state import PNormState
-from .._guards import check_known
 from ..margins import _dual_exponent
 
 
-def _shard_pass(est, states, X, y):
-    """The estimator's own compiled pass over the rows ``X`` (labels ``y``), in their
-    order, for every one-vs-rest problem, continuing ``states`` in place: what
-    :meth:`fit` and :func:`marginkit.streaming.fit_file` run over each of their
-    batches."""
-    X, y = est._validate_Xy(X, y, reset=False)
-    check_known(y, est.classes_)
-    batch = est._batch(X)
-    targets = est._targets(y)
-    order = np.arange(X.shape[0], dtype=np.int64)
-    for j, state in enumerate(states):
-        est._run_all(state, batch, targets[j], order)
-
-
-def shard_epoch(template, states, X, y, start=None, stop=None):
-    """One epoch of a shard: the estimator's own compiled pass over its rows (those
-    from ``start`` to ``stop``, between two mixes of ``mix_every``), in their order,
-    for every one-vs-rest problem, from (copies of) the mixed ``states``."""
-    est = copy.copy(template)
+def shard_epoch(learner, states, X, y, start=None, stop=None):
+    """One epoch of a shard: the estimator's own compiled pass (``learner.run``, a
+    :class:`~marginkit._linear_base.LinearLearner`'s) over its rows (those from
+    ``start`` to ``stop``, between two mixes of ``mix_every``), in their order, for
+    every one-vs-rest problem, from (copies of) the mixed ``states``."""
     states = copy.deepcopy(states)  # the mixed states are shared by the shards of a worker
     if start is not None:
         X, y = X[start:stop], y[start:stop]
-    _shard_pass(est, states, X, y)
+    learner.run(states, X, y)
     return states
 
 
-def file_epoch(template, states, path, reading, start=None, stop=None):
+def file_epoch(learner, states, path, reading, start=None, stop=None):
     """One epoch of a file shard, on a worker: its file streamed in chunks (read and
     parsed by :class:`marginkit.streaming.FileStream`, one chunk ahead in a background
     thread), each chunk's pass continuing from the one before, in file order; only
     the rows from ``start`` to ``stop`` (the earlier ones read and passed over, the
     file left at ``stop``)."""
-    est = copy.copy(template)
     states = copy.deepcopy(states)
     start = 0 if start is None else start
     seen = 0
@@ -57,7 +41,7 @@ def file_epoch(template, states, path, reading, start=None, stop=None):
             hi = X.shape[0] if stop is None else min(stop - seen, X.shape[0])
             seen += X.shape[0]
             if lo < hi:
-                _shard_pass(est, states, X[lo:hi], y[lo:hi])
+                learner.run(states, X[lo:hi], y[lo:hi])
             if stop is not None and seen >= stop:
                 break
     finally:
@@ -65,9 +49,9 @@ def file_epoch(template, states, path, reading, start=None, stop=None):
     return states
 
 
-def held_epoch(template, states, rows, start=None, stop=None):
+def held_epoch(learner, states, rows, start=None, stop=None):
     """:func:`shard_epoch` over the rows a worker holds (:func:`file_rows`)."""
-    return shard_epoch(template, states, *rows, start, stop)
+    return shard_epoch(learner, states, *rows, start, stop)
 
 
 def corrections_of(states):
