@@ -22,6 +22,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
+from marginkit._passes import check_passes
 from marginkit.persistence import UntrustedFileError
 from marginkit.streaming import fit_file
 
@@ -151,9 +152,9 @@ def test_a_checkpointed_fit_stops_on_noise_where_the_plain_fit_does(cls, tmp_pat
     ckpt = make(cls, max_iter=5).fit(X, y, checkpoint=path, checkpoint_every=48)
     assert plain.n_iter_ == ckpt.n_iter_ == 2
     np.testing.assert_array_equal(ckpt.decision_function(X), plain.decision_function(X))
-    r = {**plain._fresh_passes(), "first": np.array([5, -1, 2])}
+    r = {**plain._schedule().fresh(), "first": np.array([5, -1, 2])}
     with pytest.raises(UntrustedFileError, match=r"_resume\['first'\] holds -1, outside"):
-        plain._check_passes(r)
+        check_passes(r, 3)
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=ids)

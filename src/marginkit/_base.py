@@ -25,15 +25,24 @@ from sklearn.utils.multiclass import (
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 from tqdm.auto import tqdm
 
+from . import _checks as check
 from . import _order
 from . import _weights as W
 from ._checkpoints import EpochOrders, Resumable
-from ._core.arrays import move_to, namespace, on_host, to_numpy
+from ._core.arrays import move_to, namespace, on_host, times_power_of_two, to_numpy
 from ._guards import check_known, check_two_classes, unchanged_on_error
-from ._loaded import Loaded
-from ._passes import RENAMED, TOL, Passes
+from ._loaded import check_common, check_counts, check_learned, learned_attributes, learned_of
+from ._passes import (
+    ADDED_PARAMS,
+    RENAMED,
+    TOL,
+    Schedule,
+    former_name,
+    warn_renamed,
+    with_added_params,
+)
 from ._registry import trusted_type
-from ._scaling import Scaled
+from ._scaling import exponent_for, in_model_units
 from ._stream_fit import Streamed
 from ._traits import Traits
 from ._utils import (
@@ -62,9 +71,7 @@ def not_for_voted(est, name):
         raise AttributeError(f"{name} is not defined for output='voted' (a vote of hypotheses)")
 
 
-class OnlineClassifier(
-    Loaded, Resumable, Streamed, Passes, Scaled, ClassifierMixin, BaseEstimator
-):
+class OnlineClassifier(Resumable, Streamed, ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
     Subclasses define ``_initialise(data)`` (fresh learned state from a
@@ -190,6 +197,131 @@ class OnlineClassifier(
         kernel estimators; the linear ones check X in their own units, see
         ``OnlineLinearClassifier._model_units``)."""
         return X
+
+    # -- the passes: how many, and when they end ------------------------------------
+    @property
+    def _max_iter(self):
+        """``max_iter``, or the value given under a former name."""
+        former = former_name(vars(self), self._parameter_constraints)
+        return self.max_iter if former is None else former[1]
+
+    def _warn_renamed(self):
+        former = former_name(vars(self), self._parameter_constraints)
+        if former is not None:
+            warn_renamed(former, self.max_iter)
+
+    def _schedule(self):
+        """When the passes of this estimator's fit end: a
+        :class:`~marginkit._passes.Schedule` of its parameters and traits."""
+        return Schedule(
+            type(self).__name__,
+            self._max_iter,
+            getattr(self, "tol", None),
+            int(getattr(self, "n_iter_no_change", 1)),  # 1: the first such pass ends them
+            self._n_problems,
+            self._problem_corrections,
+            self._growth,
+            noise_ratio=self._traits.noise_ratio,
+            quiet_ends=self._ends_when_quiet,
+            validation=self.__dict__.get("_validation"),  # early stopping, during a fit
+        )
+
+    def _growth(self):
+        """Each problem's size, where the passes end when it stops growing (by ``tol``,
+        :func:`~marginkit._passes.growth_ends`) rather than when the corrections stop
+        falling: None here. ROMMA's soft margin gives the squared norm of its
+        hypothesis, which grows at every update and is bounded (an aggressive rule
+        corrects about as often in each pass while its hypothesis converges)."""
+        return None
+
+    @property
+    def _ends_when_quiet(self):
+        """Whether the passes of fit end at the first that makes no update, whose model
+        is what the algorithm's guarantee is about (aggressive ROMMA with delta > 0;
+        PUMMA and the margin Perceptron run their own epochs to it)."""
+        return False
+
+    def _made_passes(self, n):
+        """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
+        name; 1 for partial_fit). Why an earlier fit's passes ended no longer holds."""
+        if not self._traits.own_epochs:  # (theirs is their own count)
+            self.n_iter_ = int(n)
+        self.__dict__.pop("_stopped_by", None)
+
+    def _end_of_passes(self, r):
+        """``n_iter_`` (the passes ``r`` made), why they ended (``_stopped_by``, one of
+        :data:`~marginkit._passes.STOPPED`), and the warning of passes that ran out while
+        they still improved."""
+        self._made_passes(r["epoch"])
+        self._stopped_by = self._schedule().end(r)
+
+    _added_params = ADDED_PARAMS
+
+    def __setstate__(self, state):
+        # a model saved before some of the parameters: the values that did what it did
+        names = self._get_param_names()
+        constraints = self._parameter_constraints
+        super().__setstate__(with_added_params(state, names, self._added_params, constraints))
+
+    # -- the checks of a loaded model (:mod:`marginkit._loaded`) ----------------------
+    def _check_loaded(self):
+        """An :class:`~marginkit.persistence.UntrustedFileError` unless this estimator,
+        read from a file, is one that its methods and the compiled passes can be given.
+
+        :func:`marginkit.load` calls it on every model it reads: the parameters are
+        validated as ``fit`` validates them, and a fitted model has exactly the learned
+        attributes a fit sets (``_learned``), each of its type (``_check_fitted``), with
+        the widths and numbers of its states those of its classes and features, and its
+        counts those of its states (each state by the check registered for its class,
+        :mod:`marginkit._state_checks`). A checkpoint's progress is checked too, and again
+        against the data it resumes on (:meth:`_check_resume`).
+        """
+        learned = learned_of(vars(self), self._get_param_names(), self._validate_params)
+        if not learned:
+            return  # not fitted
+        check_learned(learned, *self._learned())
+        self._check_fitted()
+        read = dict(vars(self))
+        self._update_counts()
+        check_counts(read, vars(self))
+        if "_resume" in learned:
+            if type(self._resume) is not dict:
+                check.fail("_resume", f"must be a dict, got {type(self._resume).__name__}")
+            self._check_progress(self._resume, None)
+
+    def _learned(self):
+        """The attributes a fit sets: those a fitted model has, and those it may have."""
+        return learned_attributes(self._traits)
+
+    def _check_fitted(self):
+        """The learned attributes (``_check_loaded``): here those of every estimator."""
+        check_common(vars(self), self._traits.own_epochs)
+
+    # -- the units of the model (:mod:`marginkit._scaling`) ---------------------------
+    #: the power of two the instances are divided by before the compiled passes see
+    #: them (``_model_units``); the learned value, 0 in models written before it
+    _exponent = 0
+
+    def _exponent_of(self, radius):
+        """The power of two ``_model_units`` divides by, for data whose instances'
+        largest p-norm is ``radius``."""
+        return exponent_for(radius, type(self).__name__)
+
+    def _product_shift(self):
+        """The power of two by which the products of instances (``x . y``, or the kernel
+        values) in the units of the data exceed those in the model's units."""
+        return 2 * self._exponent
+
+    def _data_units(self, a, degree):
+        """``a`` of the model's units, of ``degree`` in the instances (1 for a margin, 2
+        for a product of two), in those of the data: times ``2^(degree shift / 2)``
+        (``_product_shift``), where ``a`` is; 0 or inf where it leaves float64."""
+        with np.errstate(over="ignore", under="ignore"):
+            return times_power_of_two(a, degree * self._product_shift() // 2)
+
+    def _model_lam(self):
+        """``lam`` (a 2-norm soft margin's) in the model's units."""
+        return in_model_units(self.lam, self._product_shift())
 
     @property
     def _n_problems(self):

@@ -16,7 +16,7 @@ from . import _checks as check
 from . import persistence
 from ._core.arrays import to_numpy
 from ._order import epoch_order, rows_by_content
-from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY, WHY_KEY
+from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY, WHY_KEY, check_passes
 from ._registry import UntrustedFileError, trusted_type
 
 
@@ -281,7 +281,7 @@ class Resumable:
     def _fresh_progress(self, X):
         """Where a resumable fit starts: the orders of every epoch, and position 0."""
         orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-        return {"orders": orders, "epoch": 0, "pos": 0, **self._fresh_passes()}
+        return {"orders": orders, "epoch": 0, "pos": 0, **self._schedule().fresh()}
 
     def _train_resumable(self, X, y, callback, save, every, weights=None):
         """Train from ``self._resume`` on the rows of X (of ``weights``), calling
@@ -309,7 +309,7 @@ class Resumable:
         names = {"fingerprint", "orders", "epoch", "pos", *PASS_KEYS}
         optional = (*self._traits.cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
         check.attributes(resume, "_resume", names, optional)
-        self._check_passes(resume)
+        check_passes(resume, self._n_problems)
         check_fingerprint(resume["fingerprint"])
         orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
         n = orders._check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)

@@ -30,6 +30,7 @@ from ._core.shards import shards_in_use
 from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
 from ._passes import ADDED_PARAMS, ended_early
+from ._scaling import MAX_SQUARED_NORM, other_scale
 from ._state_checks import check_state
 from ._traits import Traits
 from ._utils import peak_of, times_power_of_two
@@ -449,8 +450,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         """A ValueError when the largest entry of the rows (``peak``, in the model's
         units) is nonzero but below 1 / sqrt(MAX_SQUARED_NORM): squared norms and
         distances of such rows underflow."""
-        if 0.0 < peak < 1.0 / np.sqrt(self.MAX_SQUARED_NORM):
-            raise self._other_scale("small", f"their largest entry is about {peak:.3g} times")
+        if 0.0 < peak < 1.0 / np.sqrt(MAX_SQUARED_NORM):
+            raise other_scale(
+                type(self).__name__, "small", f"their largest entry is about {peak:.3g} times"
+            )
 
     def _inverse_norms(self, X, diag, sq):
         """1 / sqrt(K(x, x)) (or 1, 0 where K(x, x) = 0, for a rule that does not
@@ -471,7 +474,7 @@ class KernelOnlineClassifier(OnlineClassifier):
             )
         if self._normalises:
             return inverse_sqrt(diag)
-        if diag.size and diag.max() > self.MAX_SQUARED_NORM:
+        if diag.size and diag.max() > MAX_SQUARED_NORM:
             raise ValueError(
                 f"The kernel values are too large for {type(self).__name__}: K(x, x) reaches "
                 f"{diag.max():.3g}, and sums of such values overflow float64. Lower degree or "
@@ -529,13 +532,14 @@ class KernelOnlineClassifier(OnlineClassifier):
         # of a run without checkpoints
         b = block_size_for(self.block_size, data.backend)
         step = n if every is None else -(-int(every) // b) * b
-        r = self._progress_of(resume)
+        plan = self._schedule()
+        r = plan.progress(resume)
         params = {"rule": self._rule_args(), "block_size": b, "fold_below": self._fold_below}
         params["budget"] = self._budget()
         params["weight"] = weights
         slack = self._slack_rows(n, isinstance(orders, EpochOrders))
         with slack, self._progress(n * len(orders), "example") as bar, self._sharded(state):
-            for epoch, lo in self._epochs(r, len(orders)):
+            for epoch, lo in plan.epochs(r, len(orders)):
                 order = orders[epoch]
                 while lo < n:
                     hi = min(n, lo + step)
@@ -543,7 +547,7 @@ class KernelOnlineClassifier(OnlineClassifier):
                     self._check_finite_scales(state)
                     lo = hi
                     self._update_counts()
-                    self._reached(r, epoch, hi, n)
+                    plan.reached(r, epoch, hi, n)
                     if save is not None:
                         save()
                 if callback is not None:

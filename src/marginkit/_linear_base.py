@@ -29,7 +29,7 @@ from ._core.arrays import answers_in_namespace, move_to, namespace
 from ._core.state import PNormState
 from ._guards import check_known
 from ._passes import ADDED_PARAMS, ended_early
-from ._scaling import unit_scaled
+from ._scaling import MAX_SQUARED_NORM, other_scale, unit_scaled
 from ._state_checks import check_state
 from ._traits import Traits
 from ._utils import (
@@ -234,9 +234,10 @@ class OnlineLinearClassifier(OnlineClassifier):
             return X
         X = times_power_of_two(X, -self._exponent)
         top = float(np.max(row_norms_p(X, self.p_))) if X.shape[0] else 0.0
-        limit = np.sqrt(self.MAX_SQUARED_NORM)
+        limit = np.sqrt(MAX_SQUARED_NORM)
         if top > limit or (training and 0.0 < top < 1.0 / limit):
-            raise self._other_scale(
+            raise other_scale(
+                type(self).__name__,
                 "large" if top > 1.0 else "small",
                 f"the largest norm of an instance is {float(np.ldexp(top, self._exponent)):.3g}"
                 f", about {top:.3g} times",
@@ -281,7 +282,8 @@ class OnlineLinearClassifier(OnlineClassifier):
         targets = self._targets(y)
         n = X.shape[0]
         step = n if every is None else int(every)
-        r = self._progress_of(resume)
+        plan = self._schedule()
+        r = plan.progress(resume)
         # a plain fit keeps the state each pass starts from, to end with a model where
         # the weights overflow (:meth:`_overflowed`); partial_fit and a checkpointed
         # fit cannot go back, and raise
@@ -294,7 +296,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         )
         slack = self._slack_rows(n, isinstance(orders, EpochOrders))
         with slack, self._progress(len(orders) * len(self._states), "pass") as bar:
-            for epoch, lo in self._epochs(r, len(orders)):
+            for epoch, lo in plan.epochs(r, len(orders)):
                 order = np.ascontiguousarray(orders[epoch], dtype=np.int64)
                 kept = copy.deepcopy(self._states) if rescue else None
                 try:
@@ -305,7 +307,7 @@ class OnlineLinearClassifier(OnlineClassifier):
                             if hi == n:  # this problem's pass is done
                                 bar.update(1)
                         lo = hi
-                        self._reached(r, epoch, hi, n)
+                        plan.reached(r, epoch, hi, n)
                         if save is not None:
                             self._update_counts()
                             save()

@@ -1,8 +1,9 @@
 """When the passes of a fit end: ``max_iter`` (and its former names), and ``tol``.
 
 A fit's progress is a dict ``r``: the epoch and position reached, and the record
-``tol`` decides on (:data:`PASS_KEYS`). The estimators' loops ask :meth:`Passes._epochs`
-for each epoch still to make and tell :meth:`Passes._reached` where they got.
+``tol`` decides on (:data:`PASS_KEYS`). The estimators' loops ask their
+:class:`Schedule` for each epoch still to make (:meth:`Schedule.epochs`) and tell it
+where they got (:meth:`Schedule.reached`).
 """
 
 import warnings
@@ -19,9 +20,9 @@ from ._utils import user_level
 RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]
 
 
-#: ``tol``: when fit's passes end (see ``Passes._pass_ends``)
+#: ``tol``: when fit's passes end (see :meth:`Schedule.pass_ends`)
 TOL = [Interval(Real, 0, None, closed="left"), None]
-#: the keys of a fit's progress that ``tol`` decides on (``Passes._fresh_passes``)
+#: the keys of a fit's progress that ``tol`` decides on (:meth:`Schedule.fresh`)
 PASS_KEYS = ("at_start", "fewest", "improving", "ended")
 #: the key of the passes in a row that did not improve (``n_iter_no_change``), which
 #: checkpoints written before it lack (and estimators without it never write)
@@ -30,7 +31,7 @@ SINCE_KEY = "since"
 #: written before it lack
 FIRST_KEY = "first"
 #: the key of the size each problem's hypothesis had after the last pass, where the
-#: passes end on its growth (``Passes._growth``), which other estimators never write
+#: passes end on its growth (``Schedule.growth``), which other estimators never write
 GROWTH_KEY = "growth"
 #: the key of the rule that ended the passes (one of :data:`STOPPED`), written with
 #: ``"ended"``; checkpoints written before it lack it
@@ -82,7 +83,7 @@ def _patience_ends(r, made, tol, patience):
 
 
 def growth_ends(r, size, made, tol, patience=1):
-    """``tol``'s rule on a size that only grows and is bounded (``Passes._growth``), after
+    """``tol``'s rule on a size that only grows and is bounded (``Schedule.growth``), after
     a pass that left it at ``size`` (of each problem) and made these corrections: the
     pass improved when some problem's grew by more than ``tol`` times itself; the
     passes end after ``patience`` passes in a row that did not, or after a pass without
@@ -117,85 +118,158 @@ ADDED_PARAMS = {
 }
 
 
-class Passes:
-    """How many passes a fit makes, and when they end (a mixin of
-    :class:`marginkit._base.OnlineClassifier`)."""
-
-    @property
-    def _renamed(self):
-        """The former names of ``max_iter`` (the parameters whose constraint is
-        :data:`RENAMED`): taken until marginkit 0.3, with a FutureWarning."""
-        constraints = self._parameter_constraints
-        return tuple(name for name, allowed in constraints.items() if allowed is RENAMED)
-
-    def _former_name(self):
-        """``(name, value)`` of passes given under a former name of ``max_iter``, or None."""
-        for old in self._renamed:
-            value = getattr(self, old, "deprecated")
+def former_name(params, constraints):
+    """``(name, value)`` of passes given under a former name of ``max_iter`` (a parameter
+    whose constraint is :data:`RENAMED`, taken until marginkit 0.3 with a FutureWarning)
+    among an estimator's ``params`` (its attributes), or None."""
+    for old, allowed in constraints.items():
+        if allowed is RENAMED:
+            value = params.get(old, "deprecated")
             if not (isinstance(value, str) and value == "deprecated"):
                 return old, value
-        return None
+    return None
 
-    @property
-    def _max_iter(self):
-        """``max_iter``, or the value given under a former name."""
-        former = self._former_name()
-        return self.max_iter if former is None else former[1]
 
-    def _warn_renamed(self):
-        former = self._former_name()
-        if former is not None:
-            old, value = former
-            warnings.warn(
-                f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
-                f"pass max_iter={value!r} instead (max_iter={self.max_iter!r} is ignored "
-                "while it is set).",
-                FutureWarning,
-                stacklevel=user_level(),
-            )
+def warn_renamed(former, max_iter):
+    """The FutureWarning of passes given under a former name (``former``: its name and
+    value) of ``max_iter``."""
+    old, value = former
+    warnings.warn(
+        f"{old} was renamed max_iter in marginkit 0.2 and will be removed in 0.3; "
+        f"pass max_iter={value!r} instead (max_iter={max_iter!r} is ignored "
+        "while it is set).",
+        FutureWarning,
+        stacklevel=user_level(),
+    )
 
-    def _made_passes(self, n):
-        """``n_iter_``: the passes over the data the last call of fit made (scikit-learn's
-        name; 1 for partial_fit). Why an earlier fit's passes ended no longer holds."""
-        if not self._traits.own_epochs:  # (theirs is their own count)
-            self.n_iter_ = int(n)
-        self.__dict__.pop("_stopped_by", None)
 
-    def _fresh_passes(self):
+def with_added_params(state, names, added, constraints):
+    """The pickled ``state`` of an estimator (its attributes) written before some of its
+    parameters ``names`` existed: each missing one of ``added`` takes the value that does
+    what the model did then, and passes given under a former name of ``max_iter``
+    (before it existed) move to it."""
+    state = dict(state)
+    for name, before in added.items():
+        if name in names and name not in state:
+            state[name] = before
+    for old, allowed in constraints.items():
+        if allowed is RENAMED and "max_iter" not in state and old in state:
+            state["max_iter"], state[old] = state[old], "deprecated"
+    return state
+
+
+def check_passes(r, n_problems):
+    """The ``tol`` record of a loaded checkpoint's progress ``r`` of ``n_problems``
+    binary problems."""
+    C = n_problems
+    check.array(r["at_start"], "_resume['at_start']", np.int64, (C,), within=(0, 2**62))
+    fewest = check.array(r["fewest"], "_resume['fewest']", np.float64, (C,))
+    if np.any(np.isnan(fewest) | (fewest < 0)):
+        check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
+    check.flag(r["improving"], "_resume['improving']")
+    check.flag(r["ended"], "_resume['ended']")
+    if r.get(SINCE_KEY) is not None:
+        check.integer(r[SINCE_KEY], "_resume['since']", 0, 2**62)
+    if r.get(FIRST_KEY) is not None:
+        check.array(r[FIRST_KEY], "_resume['first']", np.int64, (C,), within=(0, 2**62))
+    if r.get(WHY_KEY) is not None and r[WHY_KEY] not in STOPPED:
+        check.fail("_resume['why']", f"must be one of {', '.join(STOPPED)}")
+    if r.get(GROWTH_KEY) is not None:
+        growth = check.array(r[GROWTH_KEY], "_resume['growth']", np.float64, (C,))
+        if not np.all(np.isfinite(growth) & (growth >= 0)):
+            check.fail("_resume['growth']", "must hold sizes, finite and >= 0")
+
+
+class Schedule:
+    """When the passes of a fit end, and why.
+
+    The rules: ``max_iter`` passes; ``tol`` on the corrections, or on the growth of the
+    hypothesis where the learner measures one, after ``patience`` passes in a row that
+    do not improve; the noise rule (``noise_ratio``); a pass without update
+    (``quiet_ends``); the rows held out (``validation``, early stopping), which then
+    decide in place of the others. The estimator makes one for its passes
+    (``_schedule``), from its parameters, its :class:`~marginkit._traits.Traits` and
+    two measures of its learning: ``corrections()``, each binary problem's corrections
+    so far, and ``growth()``, each problem's size or None.
+
+    The progress of the passes is a dict ``r`` (the epoch and position reached, and the
+    record ``tol`` decides on, :data:`PASS_KEYS`), which the schedule brings up to date
+    and a checkpoint holds: the schedule keeps nothing of its own.
+    """
+
+    def __init__(
+        self,
+        name,
+        max_iter,
+        tol,
+        patience,
+        n_problems,
+        corrections,
+        growth,
+        *,
+        noise_ratio=None,
+        quiet_ends=False,
+        validation=None,
+    ):
+        self.name, self.max_iter, self.tol = name, max_iter, tol
+        self.patience, self.n_problems = patience, n_problems
+        self.corrections, self.growth = corrections, growth
+        self.noise_ratio, self.quiet_ends = noise_ratio, quiet_ends
+        self.validation = validation
+
+    def fresh(self):
         """How a fit's passes went, for ``tol``: each problem's corrections when the
         current pass began, the fewest any finished pass made, whether the last one still
         made fewer by more than ``tol * n``, and whether the passes ended."""
         return {
-            "at_start": self._problem_corrections(),
-            "fewest": np.full(self._n_problems, np.inf),
+            "at_start": self.corrections(),
+            "fewest": np.full(self.n_problems, np.inf),
             "improving": True,
             "ended": False,
         }
 
-    def _pass_ends(self, r, n):
+    def progress(self, resume=None):
+        """The progress passes go on from: a checkpoint's, or a fresh one."""
+        return resume if resume is not None else {"epoch": 0, "pos": 0, **self.fresh()}
+
+    @staticmethod
+    def epochs(r, n_epochs):
+        """``(epoch, first position)`` of each epoch still to make from progress ``r``."""
+        while r["epoch"] < n_epochs and not r["ended"]:
+            yield r["epoch"], r["pos"]
+
+    def reached(self, r, epoch, pos, n):
+        """Progress ``r`` reached row ``pos`` of ``n`` in ``epoch``; at a pass's end, the
+        next one (or the end of the passes)."""
+        if pos < n:
+            r["epoch"], r["pos"] = epoch, pos
+        else:
+            self.pass_ends(r, n)
+            r["epoch"], r["pos"] = epoch + 1, 0
+
+    def pass_ends(self, r, n):
         """Record a finished pass over ``n`` rows in ``r``, and whether the passes end
         there (``r["ended"]``)."""
-        counts = self._problem_corrections()
+        counts = self.corrections()
         made = counts - r["at_start"]
-        tol = getattr(self, "tol", None)
-        growth = self._growth()
+        tol = self.tol
+        growth = self.growth()
         if growth is None:
-            r["ended"] = tol_ends(r, made, tol, n, self._patience)
+            r["ended"] = tol_ends(r, made, tol, n, self.patience)
             why = "tol"
         else:
             # the hypothesis's size decides, in place of the corrections
-            r["ended"] = growth_ends(r, growth, made, tol, self._patience)
+            r["ended"] = growth_ends(r, growth, made, tol, self.patience)
             why = "growth"
         r["at_start"] = counts
         quiet = not np.any(made)
-        validation = self.__dict__.get("_validation")
-        if validation is not None:
+        if self.validation is not None:
             # early stopping: the held-out rows decide, in place of the corrections
-            r["ended"] = validation.after_pass() or quiet
+            r["ended"] = self.validation.after_pass() or quiet
             r["improving"] = False
-            self._ended_by(r, "quiet" if quiet else "early_stopping")
+            _ended_by(r, "quiet" if quiet else "early_stopping")
             return
-        ratio = self._traits.noise_ratio
+        ratio = self.noise_ratio
         if ratio is not None and growth is None:
             # (a soft margin makes the data separable: its updates fall in no set way)
             first = r.get(FIRST_KEY)
@@ -206,62 +280,28 @@ class Passes:
                 if noisy(made, first, ratio):
                     # ended by a rule, not by running out: no more passes would help
                     r["ended"], r["improving"], why = True, False, "noise"
-        if self._ends_when_quiet and quiet:
+        if self.quiet_ends and quiet:
             r["ended"] = True  # every later pass would make no update either
-        self._ended_by(r, "quiet" if quiet else why)
+        _ended_by(r, "quiet" if quiet else why)
 
-    @staticmethod
-    def _ended_by(r, why):
-        """Record in progress ``r`` which rule ended the passes, where they ended."""
-        if r["ended"]:
-            r[WHY_KEY] = why
-
-    @property
-    def _patience(self):
-        """``n_iter_no_change``: the passes in a row that do not improve (by ``tol``)
-        before the passes end; 1 for an estimator without it (the first such pass ends
-        them)."""
-        return int(getattr(self, "n_iter_no_change", 1))
-
-    def _growth(self):
-        """Each problem's size, where the passes end when it stops growing (by ``tol``,
-        :func:`growth_ends`) rather than when the corrections stop falling: None here.
-        ROMMA's soft margin gives the squared norm of its hypothesis, which grows at
-        every update and is bounded (an aggressive rule corrects about as often in each
-        pass while its hypothesis converges)."""
-        return None
-
-    @property
-    def _ends_when_quiet(self):
-        """Whether the passes of fit end at the first that makes no update, whose model
-        is what the algorithm's guarantee is about (aggressive ROMMA with delta > 0;
-        PUMMA and the margin Perceptron run their own epochs to it)."""
-        return False
-
-    def _reached_quiet(self, r):
-        """Whether every problem has made a pass without update (a problem's first such
-        pass is followed by none with an update: its hypothesis no longer changes)."""
-        return bool(np.all(r["fewest"] == 0))
-
-    def _end_of_passes(self, r):
-        """``n_iter_`` (the passes ``r`` made), why they ended (``_stopped_by``, one of
-        :data:`STOPPED`), and the warning of passes that ran out while they still
-        improved."""
-        self._made_passes(r["epoch"])
-        self._stopped_by = r.get(WHY_KEY, "tol") if r["ended"] else "max_iter"
-        if self._ends_when_quiet and getattr(self, "tol", None) is None:
-            if not self._reached_quiet(r) and r["epoch"] == self._max_iter:
+    def end(self, r):
+        """Why the passes of progress ``r`` ended (one of :data:`STOPPED`), with the
+        warning of passes that ran out while they still improved."""
+        why = r.get(WHY_KEY, "tol") if r["ended"] else "max_iter"
+        if self.quiet_ends and self.tol is None:
+            if not np.all(r["fewest"] == 0) and r["epoch"] == self.max_iter:
+                # (a problem's first pass without update is followed by none with one)
                 warnings.warn(
-                    f"{type(self).__name__} made no pass without update within "
-                    f"max_iter={self._max_iter} passes: its margin guarantee (at least "
+                    f"{self.name} made no pass without update within "
+                    f"max_iter={self.max_iter} passes: its margin guarantee (at least "
                     "1 - delta times the best margin) holds after one. The data may not "
                     "be separable; increase max_iter, or check the data.",
                     ConvergenceWarning,
                     stacklevel=user_level(),
                 )
-            return
-        ran_out = r["epoch"] == self._max_iter > 1 and r["improving"]
-        if ran_out and getattr(self, "tol", None) is not None:
+            return why
+        ran_out = r["epoch"] == self.max_iter > 1 and r["improving"]
+        if ran_out and self.tol is not None:
             what = (
                 "the hypothesis still grew in the last of max_iter={} passes (by more "
                 "than tol times itself)"
@@ -270,61 +310,16 @@ class Passes:
                 "than tol * n_samples)"
             )
             warnings.warn(
-                f"{type(self).__name__}: {what.format(self._max_iter)}; more "
+                f"{self.name}: {what.format(self.max_iter)}; more "
                 "passes may fit the data better. Increase max_iter, or set tol=None to "
                 "make max_iter passes without this check.",
                 ConvergenceWarning,
                 stacklevel=user_level(),
             )
+        return why
 
-    def _progress_of(self, resume):
-        """The progress passes go on from: a checkpoint's, or a fresh one."""
-        return resume if resume is not None else {"epoch": 0, "pos": 0, **self._fresh_passes()}
 
-    @staticmethod
-    def _epochs(r, n_epochs):
-        """``(epoch, first position)`` of each epoch still to make from progress ``r``."""
-        while r["epoch"] < n_epochs and not r["ended"]:
-            yield r["epoch"], r["pos"]
-
-    def _reached(self, r, epoch, pos, n):
-        """Progress ``r`` reached row ``pos`` of ``n`` in ``epoch``; at a pass's end, the
-        next one (or the end of the passes, by ``tol``)."""
-        if pos < n:
-            r["epoch"], r["pos"] = epoch, pos
-        else:
-            self._pass_ends(r, n)
-            r["epoch"], r["pos"] = epoch + 1, 0
-
-    def _check_passes(self, r):
-        """The ``tol`` record of a loaded checkpoint's progress."""
-        C = self._n_problems
-        check.array(r["at_start"], "_resume['at_start']", np.int64, (C,), within=(0, 2**62))
-        fewest = check.array(r["fewest"], "_resume['fewest']", np.float64, (C,))
-        if np.any(np.isnan(fewest) | (fewest < 0)):
-            check.fail("_resume['fewest']", "must hold counts of corrections, or inf")
-        check.flag(r["improving"], "_resume['improving']")
-        check.flag(r["ended"], "_resume['ended']")
-        if r.get(SINCE_KEY) is not None:
-            check.integer(r[SINCE_KEY], "_resume['since']", 0, 2**62)
-        if r.get(FIRST_KEY) is not None:
-            check.array(r[FIRST_KEY], "_resume['first']", np.int64, (C,), within=(0, 2**62))
-        if r.get(WHY_KEY) is not None and r[WHY_KEY] not in STOPPED:
-            check.fail("_resume['why']", f"must be one of {', '.join(STOPPED)}")
-        if r.get(GROWTH_KEY) is not None:
-            growth = check.array(r[GROWTH_KEY], "_resume['growth']", np.float64, (C,))
-            if not np.all(np.isfinite(growth) & (growth >= 0)):
-                check.fail("_resume['growth']", "must hold sizes, finite and >= 0")
-
-    _added_params = ADDED_PARAMS
-
-    def __setstate__(self, state):
-        # a model saved before max_iter: its passes under their former name
-        state = dict(state)
-        for name, before in self._added_params.items():
-            if name in self._get_param_names() and name not in state:
-                state[name] = before
-        for old in self._renamed:
-            if "max_iter" not in state and old in state:
-                state["max_iter"], state[old] = state[old], "deprecated"
-        super().__setstate__(state)
+def _ended_by(r, why):
+    """Record in progress ``r`` which rule ended the passes, where they ended."""
+    if r["ended"]:
+        r[WHY_KEY] = why

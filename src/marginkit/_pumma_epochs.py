@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._order import epoch_order
-from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, ended_early
+from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, check_passes, ended_early
 from ._utils import user_level
 
 #: the keys a checkpoint's progress of PUMMA's epochs may hold besides its own
@@ -75,7 +75,7 @@ class PUMMAEpochs:
             check.array(self.margin_, "margin_", np.float64, (self._n_problems,))
 
     def _stream_epochs(self, stream, callback):
-        r = {"done": False, **self._fresh_passes()}
+        r = {"done": False, **self._schedule().fresh()}
         with self._progress(self._max_iter, "epoch") as bar:
             while not (r["done"] or r["ended"]) and self.n_epochs_ < self._max_iter:
                 epochs = self.n_epochs_
@@ -103,7 +103,7 @@ class PUMMAEpochs:
         r = self._resume
         if "ended" not in r:
             # a checkpoint written before tol: its epoch so far counts from here
-            r.update(self._fresh_passes())
+            r.update(self._schedule().fresh())
         with self._progress(self._max_iter, "epoch") as bar:
             # every one-vs-rest problem sees the same epochs, until none updates
             while not (r["done"] or r["ended"]) and self.n_epochs_ < self._max_iter:
@@ -130,7 +130,7 @@ class PUMMAEpochs:
     def _epoch_ends(self, r, n, changes, bar, callback):
         """An epoch over ``n`` rows made ``changes`` (updates and conflicts): whether the
         epochs are done (none) or ended by ``tol``; the progress bar and the callback."""
-        self._pass_ends(r, n)
+        self._schedule().pass_ends(r, n)
         r["done"] = changes == 0
         bar.update(1)
         if callback is not None:
@@ -172,4 +172,4 @@ class PUMMAEpochs:
             missing = sorted(set(PASS_KEYS) - set(present))
             if missing:
                 check.fail("_resume", f"lacks {', '.join(missing)}")
-            self._check_passes(resume)
+            check_passes(resume, self._n_problems)

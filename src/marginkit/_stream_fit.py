@@ -60,10 +60,11 @@ class Streamed:
 
     def _stream_epochs(self, stream, callback):
         """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
-        r = self._progress_of(None)
-        for epoch, _ in self._epochs(r, self._max_iter):
+        plan = self._schedule()
+        r = plan.progress()
+        for epoch, _ in plan.epochs(r, self._max_iter):
             rows = self._stream_pass(stream)[1]
-            self._reached(r, epoch, rows, rows)
+            plan.reached(r, epoch, rows, rows)
             if callback is not None:
                 callback(self, epoch)
         self._end_of_passes(r)

@@ -288,7 +288,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
             "slacks": [state.new_data(n) for state in self._states],
             "pos": 0,
             "done": False,
-            **self._fresh_passes(),
+            **self._schedule().fresh(),
         }
 
     def _train_resumable(self, X, y, callback, save, every, weights=None):
@@ -558,7 +558,7 @@ class KernelPUMMAClassifier(PUMMAEpochs, KernelOnlineClassifier):
             "cache_seen": np.zeros(n, dtype=np.int64) if cache else None,
             "pos": 0,
             "done": False,
-            **self._fresh_passes(),
+            **self._schedule().fresh(),
         }
 
     def _train_resumable(self, X, y, callback, save, every, weights=None):
