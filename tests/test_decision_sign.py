@@ -20,7 +20,7 @@ from marginkit import (
     PUMMAClassifier,
     ROMMAClassifier,
 )
-from marginkit._base import signs_kept
+from marginkit._scaling import signs_kept
 
 SCALES = [10.0**k for k in range(-300, 301, 50)] + [3e-250, 7e250, 2.0**-1000, 2.0**1000]
 

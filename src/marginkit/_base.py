@@ -2,18 +2,20 @@
 
 An estimator here only validates, maps labels to one-vs-rest +1/-1 problems, and
 calls a compiled pass (see :mod:`marginkit._core.linear`) once per binary problem and
-epoch; it never loops over samples in Python. The jobs around the API live in modules
-named for them: when the passes end (:mod:`._passes`), checkpoints and the orders of
-the epochs (:mod:`._checkpoints`), the checks of a loaded model (:mod:`._loaded`), the
-fit from a stream (:mod:`._stream_fit`), the units the passes learn in
-(:mod:`._scaling`), the rows they take (:mod:`._batch`).
+epoch; it never loops over samples in Python. What its algorithm is comes as data
+(:class:`~marginkit._traits.Traits`). The rules and checks it applies live in modules
+named for them, as functions of explicit values or objects made per fit: when the
+passes end (:class:`~marginkit._passes.Schedule`), checkpoints and the orders of the
+epochs (:mod:`._checkpoints`), the checks of a loaded model (:mod:`._loaded`), the
+units the passes learn in (:mod:`._scaling`), the weights of rows and classes
+(:mod:`._weights`), the rows the passes take (:mod:`._batch`).
 """
 
 import contextlib
 from numbers import Integral
+from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -26,28 +28,39 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from tqdm.auto import tqdm
 
 from . import _checks as check
-from . import _order
+from . import _order, persistence
 from . import _weights as W
-from ._checkpoints import EpochOrders, Resumable
-from ._core.arrays import move_to, namespace, on_host, times_power_of_two, to_numpy
+from ._checkpoints import (
+    EpochOrders,
+    Throttled,
+    check_checkpoint_args,
+    check_fingerprint,
+    check_resumes_on,
+    fingerprint,
+    resumed,
+)
+from ._core.arrays import namespace, on_host, times_power_of_two, to_numpy
 from ._guards import check_known, check_two_classes, unchanged_on_error
 from ._loaded import check_common, check_counts, check_learned, learned_attributes, learned_of
 from ._passes import (
     ADDED_PARAMS,
+    FIRST_KEY,
+    GROWTH_KEY,
+    PASS_KEYS,
     RENAMED,
+    SINCE_KEY,
     TOL,
+    WHY_KEY,
     Schedule,
+    check_passes,
     former_name,
     warn_renamed,
     with_added_params,
 )
-from ._registry import trusted_type
+from ._registry import UntrustedFileError, trusted_type
 from ._scaling import exponent_for, in_model_units
-from ._stream_fit import Streamed
 from ._traits import Traits
-from ._utils import (
-    DataSummary,
-)
+from ._utils import DataSummary, canonical
 
 #: The parameters of every online classifier; each estimator starts from these (or
 #: :data:`LINEAR_CONSTRAINTS`, or the kernel estimators' ``KERNEL_CONSTRAINTS``) and
@@ -71,7 +84,7 @@ def not_for_voted(est, name):
         raise AttributeError(f"{name} is not defined for output='voted' (a vote of hypotheses)")
 
 
-class OnlineClassifier(Resumable, Streamed, ClassifierMixin, BaseEstimator):
+class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
     Subclasses define ``_initialise(data)`` (fresh learned state from a
@@ -177,7 +190,7 @@ class OnlineClassifier(Resumable, Streamed, ClassifierMixin, BaseEstimator):
             order="C",
             reset=reset,
         )
-        return self._check_magnitude(_canonical(X))
+        return self._check_magnitude(canonical(X))
 
     def _validate_Xy(self, X, y, reset, dtype=np.float64, keep=False):
         X, y = validate_data(
@@ -190,13 +203,191 @@ class OnlineClassifier(Resumable, Streamed, ClassifierMixin, BaseEstimator):
             reset=reset,
         )
         check_classification_targets(y)
-        return self._check_magnitude(_canonical(X)), y
+        return self._check_magnitude(canonical(X)), y
 
     def _check_magnitude(self, X):
         """X, or a ValueError when the algorithm's products of it would overflow (the
         kernel estimators; the linear ones check X in their own units, see
         ``OnlineLinearClassifier._model_units``)."""
         return X
+
+    # -- a fit that can stop and resume (checkpoints, :mod:`marginkit._checkpoints`) ---
+    def _check_checkpoint_args(self, checkpoint, every):
+        """A ValueError (TypeError) before training when fit cannot write or resume
+        ``checkpoint`` as asked."""
+        kernel = getattr(self, "kernel", None)  # (None: a linear estimator)
+        check_checkpoint_args(checkpoint, every, self.random_state, kernel)
+
+    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every, sample_weight=None):
+        """A fit whose progress (``_resume``) is written to ``checkpoint`` and, where that
+        exists, resumed from it."""
+        if every is not None and (not isinstance(every, Integral) or every < 1):
+            raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
+        path = Path(checkpoint)
+        # X is checked as for a new fit, whatever this estimator learned before: a
+        # checkpoint's model replaces it
+        X, y = self._validate_Xy(X, y, reset=True)
+        n = X.shape[0]
+        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
+        digest = fingerprint(X, y, weights)
+        if path.exists():
+            verbose = self.verbose
+            self.__dict__.update(vars(resumed(path, self, X, y, digest)))
+            self.verbose = verbose
+        else:
+            self._set_up(X, y, present, per_class)  # validated above, with reset
+            self._resume = {"fingerprint": digest, **self._fresh_progress(X)}
+
+        def save():
+            persistence.save(self, path)  # looked up at each write (tests stand in for it)
+
+        write = Throttled(save) if every is None else save
+        self._train_resumable(X, y, callback, write, every, weights)
+        if every is None:
+            write.flush()  # the finished state, if the last epoch's was skipped
+        self._left_out(kept, n)  # after the last checkpoint, which resumes on the rows kept
+        if not self._traits.own_epochs:
+            self._end_of_passes(self._resume)
+        del self._resume
+        return self
+
+    def _fresh_progress(self, X):
+        """Where a resumable fit starts: the orders of every epoch, and position 0."""
+        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
+        return {"orders": orders, "epoch": 0, "pos": 0, **self._schedule().fresh()}
+
+    def _train_resumable(self, X, y, callback, save, every, weights=None):
+        """Train from ``self._resume`` on the rows of X (of ``weights``), calling
+        ``save()`` at each checkpoint."""
+        orders = self._resume["orders"].over(X, y, weights)
+        self._passes(
+            X, y, orders, callback, resume=self._resume, save=save, every=every, weights=weights
+        )
+
+    def _fit_by_progress(self, X, y, callback=None, sample_weight=None):
+        """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
+        with no checkpoint: for the algorithms that decide their epochs
+        (``Traits.own_epochs``)."""
+        n = _num_samples(X)
+        X, y, weights, kept = self._start_fit(X, y, sample_weight)
+        self._resume = self._fresh_progress(X)
+        self._train_resumable(X, y, callback, None, None, weights)
+        self._left_out(kept, n)
+        del self._resume
+        return self
+
+    def _check_progress(self, resume, n):
+        """A checkpoint's progress (``_resume``): the orders of the epochs over ``n``
+        rows (any number when None), and a position in them; the fingerprint of the data.
+        """
+        names = {"fingerprint", "orders", "epoch", "pos", *PASS_KEYS}
+        optional = (*self._traits.cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
+        check.attributes(resume, "_resume", names, optional)
+        check_passes(resume, self._n_problems)
+        check_fingerprint(resume["fingerprint"])
+        orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
+        n = orders.check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)
+        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self._max_iter)
+        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self._max_iter else 0)
+        return n
+
+    def _check_resume(self, path, X, y):
+        """A ValueError unless this checkpoint (loaded, so checked) resumes on ``X, y``: the
+        data it was made for, by their width, classes and number of rows."""
+        check_resumes_on(path, self.n_features_in_, self.classes_, X, y)
+        try:
+            self._check_progress(self._resume, X.shape[0])
+        except UntrustedFileError as exc:
+            raise UntrustedFileError(f"{path}: a checkpoint of other data: {exc}") from None
+
+    # -- a fit from a stream (marginkit.streaming.fit_file) ---------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit_stream(self, stream, classes, data, callback=None):
+        """:meth:`fit` with ``shuffle=False`` on data that come in chunks, never whole:
+        a stream is learned in its own order, whatever ``shuffle`` says (a stream
+        that comes in long runs of one label warns once).
+
+        Used by :func:`marginkit.streaming.fit_file`.
+
+        Parameters
+        ----------
+        stream : callable
+            ``stream()`` starts a pass over the data: an iterable of ``(X, y)`` chunks,
+            in the same order every time. Each epoch is one such pass.
+        classes : ndarray
+            The sorted labels of all the data.
+        data : DataSummary
+            The data-wide quantities a fit starts from (the radius of the instances for
+            ``fit_intercept``, the variance for a kernel's ``gamma="scale"``), so that the
+            model is that of :meth:`fit` on the chunks stacked. Under
+            :meth:`partial_fit` they come from the first chunk instead.
+
+        Returns
+        -------
+        self
+        """
+        self._warn_renamed()
+        self._check_streamable()
+        check_classification_targets(classes)
+        check_two_classes(np.asarray(classes))
+        # a stream can turn out bad late (a label outside classes, an index past the
+        # width): then the estimator is left as it was, as fit leaves it
+        with unchanged_on_error(self):
+            self.classes_ = np.asarray(classes)
+            self.__dict__.pop("_label_runs", None)
+            self.__dict__.pop("_class_weight", None)  # set by the first chunk
+            self.n_features_in_ = data.n_features
+            self._initialise(data)
+            self._update_counts()
+            self._stream_epochs(stream, callback)
+        return self
+
+    def _check_streamable(self):
+        """A ValueError when this estimator's fit cannot be made from a stream (a
+        stream is learned in its own order: ``shuffle`` does not apply to it)."""
+
+    def _stream_epochs(self, stream, callback):
+        """Passes over a stream, as :meth:`fit`'s epochs: ``max_iter``, or fewer (tol)."""
+        plan = self._schedule()
+        r = plan.progress()
+        for epoch, _ in plan.epochs(r, self._max_iter):
+            rows = self._stream_pass(stream)[1]
+            plan.reached(r, epoch, rows, rows)
+            if callback is not None:
+                callback(self, epoch)
+        self._end_of_passes(r)
+
+    def _stream_pass(self, stream):
+        """One epoch over a stream: the changes (updates, and PUMMA's conflicts) it made,
+        and the rows it read."""
+        before, rows = self._n_changes(), 0
+        for X, y, weights in self._stream_chunks(stream):
+            if X.shape[0]:  # (none where every row of the chunk weighs 0)
+                self._passes(X, y, [np.arange(X.shape[0])], None, weights=weights)
+            rows += X.shape[0]
+        return self._n_changes() - before, rows
+
+    def _stream_chunks(self, stream):
+        """A pass over a stream: ``(X, y, weights)`` of each chunk, validated, with labels
+        among ``classes_``: its rows of weight > 0 (none may be left) and their weights
+        (None: 1 each). The class weights are
+        fixed by the first chunk, as by the first call of partial_fit. Unlike a fit's,
+        a stream's radius and ``gamma="scale"`` come from its scan, rows of weight 0
+        included, and its positions (a kernel model's ``support_``) count the rows of
+        weight > 0: renumbering them to the file's rows would keep a position per row."""
+        for X, y in stream():
+            X, y = self._validate_Xy(X, y, reset=False)
+            check_known(y, self.classes_)
+            fixed = getattr(self, "_class_weight", None)
+            fixed = None if fixed is None else np.array(fixed)
+            X, y, weights, _, per_class, _ = self._weighed(X, y, None, self.classes_, fixed)
+            if fixed is None:
+                self._class_weight = W.as_stored(per_class)
+            self._note_order(y)
+            yield X, y, weights
+
+    def _n_changes(self):
+        return self.n_corrections_
 
     # -- the passes: how many, and when they end ------------------------------------
     @property
@@ -588,60 +779,5 @@ class OnlineClassifier(Resumable, Streamed, ClassifierMixin, BaseEstimator):
                     state.slack = np.zeros((0, *row))
 
 
-def signs_kept(values, scores):
-    """``values`` (``scores`` of the model's units brought to the data's by a power of
-    two) made to agree with ``scores`` as :meth:`~OnlineClassifier.predict` reads them.
-
-    Scaling by a power of two keeps every sign and order but where it leaves float64.
-    There, a value that underflowed to 0 becomes the smallest subnormal number of its
-    score's sign (never 0 where the score is not: a zero would say neither class), and
-    one that overflowed to infinity the largest finite number of its sign (finite, so
-    that differences and ratios of values stay numbers). In a row of several classes
-    where that rounding made another class's value equal the best one's, the best one
-    moves up by one unit in the last place when positive (the largest finite number
-    moves to infinity), the others down by one when it is not, so that each keeps its
-    sign and the row's argmax is the scores'. Works on arrays of any namespace (the
-    adjustments are made on the host).
-    """
-    if values is scores:
-        return values
-    xp, device = namespace(values)
-    out = np.array(to_numpy(values), copy=True)
-    ref = np.asarray(to_numpy(scores))
-    info = np.finfo(out.dtype)
-    lost = (out == 0) & (ref != 0)
-    out[lost] = np.copysign(info.smallest_subnormal, ref[lost])
-    far = np.isinf(out) & np.isfinite(ref)
-    out[far] = np.copysign(info.max, ref[far])
-    if out.ndim == 2 and out.shape[1] > 1:
-        best = ref.argmax(axis=1)
-        for i in np.flatnonzero(out.argmax(axis=1) != best):
-            v = out[i, best[i]]
-            if v > 0:
-                with np.errstate(over="ignore"):  # the largest finite number: to inf
-                    out[i, best[i]] = np.nextafter(v, np.inf)
-            else:
-                tied = out[i] == v
-                tied[best[i]] = False
-                out[i, tied] = np.nextafter(v, -np.inf)
-    return out if xp is None else move_to(out, xp=xp, device=device)
-
-
 class WeightsOverflowError(ValueError):
     """A state's weights overflowed (:func:`check_finite_state`)."""
-
-
-def _canonical(X):
-    """X as the compiled passes take it: a CSR matrix in canonical format (sorted
-    indices, no duplicates), and numpy arrays aligned to their items. An array
-    received from another process (dask's, after a compute) may start at any byte, and
-    OpenBLAS's SSE kernels (``OPENBLAS_CORETYPE=Prescott``) crash on such data where the
-    compiled code hands it to BLAS; a copy is aligned."""
-    if sp.issparse(X):
-        parts = (X.data, X.indices, X.indptr)
-        if not X.has_canonical_format or not all(a.flags.aligned for a in parts):
-            X = X.copy()
-            X.sum_duplicates()
-    elif isinstance(X, np.ndarray) and not X.flags.aligned:
-        X = X.copy()
-    return X

@@ -4,20 +4,16 @@ resumable fit that writes and resumes from them (``fit(checkpoint=...)``)."""
 import hashlib
 import hmac
 import time
-from numbers import Integral
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _num_samples
 
 from . import _checks as check
 from . import persistence
 from ._core.arrays import to_numpy
 from ._order import epoch_order, rows_by_content
-from ._passes import FIRST_KEY, GROWTH_KEY, PASS_KEYS, SINCE_KEY, WHY_KEY, check_passes
-from ._registry import UntrustedFileError, trusted_type
+from ._registry import trusted_type
 
 
 class Throttled:
@@ -119,7 +115,7 @@ class EpochOrders:
         self.by_content = state.get("by_content", False)
         self._rng, self._made, self._last, self.rows = None, 0, None, None
 
-    def _check_loaded(self, where, n_epochs, shuffle, n=None):
+    def check_loaded(self, where, n_epochs, shuffle, n=None):
         """The orders of ``n_epochs`` epochs (shuffled or not) over ``n`` rows (any number
         when None; returned): the generator's state one that numpy reads within its key."""
         w = f"{where}."
@@ -194,145 +190,73 @@ def check_fingerprint(value):
         check.fail("_resume['fingerprint']", "must be a SHA-256 digest in hexadecimal")
 
 
-class Resumable:
-    """A fit that can stop and resume: its progress in ``_resume``, written to a
-    checkpoint and checked when read back (a mixin of
-    :class:`marginkit._base.OnlineClassifier`)."""
-
-    def _check_checkpoint_args(self, checkpoint, every):
-        """A ValueError (TypeError) before training when fit cannot write or resume
-        ``checkpoint`` as asked."""
-        if checkpoint is None and every is not None:
-            raise ValueError("checkpoint_every needs a checkpoint path")
-        if checkpoint is not None and isinstance(
-            getattr(self, "random_state", None), np.random.RandomState
-        ):
-            raise ValueError(
-                "a fit with checkpoints needs random_state to be an int or None: a "
-                "generator object cannot be told from another when the fit resumes, so "
-                "its orders could not be those of an uninterrupted run"
-            )
-        if checkpoint is not None and callable(getattr(self, "kernel", None)):
-            # said before training, not at the first checkpoint
-            raise TypeError(
-                "a fit with a callable kernel cannot write checkpoints (a function is code, "
-                "not data, and marginkit.save does not store it); use one of the named "
-                "kernels, or fit without checkpoint"
-            )
-
-    def _fit_with_checkpoints(self, X, y, callback, checkpoint, every, sample_weight=None):
-        if every is not None and (not isinstance(every, Integral) or every < 1):
-            raise ValueError(f"checkpoint_every must be an integer >= 1, got {every!r}")
-        path = Path(checkpoint)
-        resuming = path.exists()
-        # X is checked as for a new fit, whatever this estimator learned before: a
-        # checkpoint's model replaces it
-        X, y = self._validate_Xy(X, y, reset=True)
-        n = X.shape[0]
-        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
-        digest = fingerprint(X, y, weights)
-        if resuming:
-            saved = persistence.load(path)
-            if type(saved) is not type(self) or settings(self) != settings(saved):
-                raise ValueError(
-                    f"{path} is a checkpoint of {saved!r}, not of {self!r}: resuming it "
-                    "would not give this estimator's model"
-                )
-            resume = getattr(saved, "_resume", None)
-            if resume is None:
-                raise ValueError(
-                    f"{path} holds a model, not a checkpoint (a fit's progress): give fit "
-                    "a new path, or load the model with marginkit.load"
-                )
-            saved._check_resume(path, X, y)  # their width, classes, format, rows
-            if not hmac.compare_digest(resume["fingerprint"], digest):
-                raise ValueError(f"{path} is a checkpoint of training on other data")
-            names = getattr(self, "feature_names_in_", None)
-            theirs = getattr(saved, "feature_names_in_", None)
-            if (names is None) != (theirs is None) or (
-                names is not None and not np.array_equal(names, theirs)
-            ):
-                raise ValueError(
-                    f"{path} is a checkpoint of training on data with "
-                    + ("no feature names" if theirs is None else f"features {list(theirs)}")
-                    + ", not on these data's "
-                    + ("unnamed features" if names is None else f"{list(names)}")
-                )
-            verbose = self.verbose
-            self.__dict__.update(saved.__dict__)
-            self.verbose = verbose
-        else:
-            self._set_up(X, y, present, per_class)  # validated above, with reset
-            self._resume = {"fingerprint": digest, **self._fresh_progress(X)}
-
-        def save():
-            persistence.save(self, path)  # looked up at each write (tests stand in for it)
-
-        write = Throttled(save) if every is None else save
-        self._train_resumable(X, y, callback, write, every, weights)
-        if every is None:
-            write.flush()  # the finished state, if the last epoch's was skipped
-        self._left_out(kept, n)  # after the last checkpoint, which resumes on the rows kept
-        if not self._traits.own_epochs:
-            self._end_of_passes(self._resume)
-        del self._resume
-        return self
-
-    def _fresh_progress(self, X):
-        """Where a resumable fit starts: the orders of every epoch, and position 0."""
-        orders = EpochOrders(X.shape[0], self._max_iter, self.shuffle, self.random_state)
-        return {"orders": orders, "epoch": 0, "pos": 0, **self._schedule().fresh()}
-
-    def _train_resumable(self, X, y, callback, save, every, weights=None):
-        """Train from ``self._resume`` on the rows of X (of ``weights``), calling
-        ``save()`` at each checkpoint."""
-        orders = self._resume["orders"].over(X, y, weights)
-        self._passes(
-            X, y, orders, callback, resume=self._resume, save=save, every=every, weights=weights
+def check_checkpoint_args(checkpoint, every, random_state, kernel):
+    """A ValueError (TypeError) before training when fit cannot write or resume
+    ``checkpoint`` as asked, every ``every`` trials, with this ``random_state`` and
+    ``kernel`` (None for the linear estimators)."""
+    if checkpoint is None and every is not None:
+        raise ValueError("checkpoint_every needs a checkpoint path")
+    if checkpoint is not None and isinstance(random_state, np.random.RandomState):
+        raise ValueError(
+            "a fit with checkpoints needs random_state to be an int or None: a "
+            "generator object cannot be told from another when the fit resumes, so "
+            "its orders could not be those of an uninterrupted run"
+        )
+    if checkpoint is not None and callable(kernel):
+        # said before training, not at the first checkpoint
+        raise TypeError(
+            "a fit with a callable kernel cannot write checkpoints (a function is code, "
+            "not data, and marginkit.save does not store it); use one of the named "
+            "kernels, or fit without checkpoint"
         )
 
-    def _fit_by_progress(self, X, y, callback=None, sample_weight=None):
-        """A fit made by the resumable loop (``_fresh_progress``, ``_train_resumable``)
-        with no checkpoint: for the estimators whose epochs that loop decides."""
-        n = _num_samples(X)
-        X, y, weights, kept = self._start_fit(X, y, sample_weight)
-        self._resume = self._fresh_progress(X)
-        self._train_resumable(X, y, callback, None, None, weights)
-        self._left_out(kept, n)
-        del self._resume
-        return self
 
-    def _check_progress(self, resume, n):
-        """A checkpoint's progress (``_resume``): the orders of the epochs over ``n``
-        rows (any number when None), and a position in them; the fingerprint of the data.
-        """
-        names = {"fingerprint", "orders", "epoch", "pos", *PASS_KEYS}
-        optional = (*self._traits.cache_keys, FIRST_KEY, SINCE_KEY, GROWTH_KEY, WHY_KEY)
-        check.attributes(resume, "_resume", names, optional)
-        check_passes(resume, self._n_problems)
-        check_fingerprint(resume["fingerprint"])
-        orders = check.instance(resume["orders"], "_resume['orders']", EpochOrders)
-        n = orders._check_loaded("_resume['orders']", self._max_iter, self.shuffle, n)
-        epoch = check.integer(resume["epoch"], "_resume['epoch']", 0, self._max_iter)
-        check.integer(resume["pos"], "_resume['pos']", 0, n - 1 if epoch < self._max_iter else 0)
-        return n
+def resumed(path, est, X, y, digest):
+    """The estimator the checkpoint at ``path`` holds, to go on training ``est`` (its
+    type, its parameters) on the rows ``X, y`` whose :func:`fingerprint` is ``digest``;
+    a ValueError unless it was made so, by their width, classes, rows and features'
+    names."""
+    saved = persistence.load(path)
+    if type(saved) is not type(est) or settings(est) != settings(saved):
+        raise ValueError(
+            f"{path} is a checkpoint of {saved!r}, not of {est!r}: resuming it "
+            "would not give this estimator's model"
+        )
+    resume = getattr(saved, "_resume", None)
+    if resume is None:
+        raise ValueError(
+            f"{path} holds a model, not a checkpoint (a fit's progress): give fit "
+            "a new path, or load the model with marginkit.load"
+        )
+    saved._check_resume(path, X, y)  # their width, classes, format, rows
+    if not hmac.compare_digest(resume["fingerprint"], digest):
+        raise ValueError(f"{path} is a checkpoint of training on other data")
+    names = getattr(est, "feature_names_in_", None)
+    theirs = getattr(saved, "feature_names_in_", None)
+    if (names is None) != (theirs is None) or (
+        names is not None and not np.array_equal(names, theirs)
+    ):
+        raise ValueError(
+            f"{path} is a checkpoint of training on data with "
+            + ("no feature names" if theirs is None else f"features {list(theirs)}")
+            + ", not on these data's "
+            + ("unnamed features" if names is None else f"{list(names)}")
+        )
+    return saved
 
-    def _check_resume(self, path, X, y):
-        """A ValueError unless this checkpoint (loaded, so checked) resumes on ``X, y``: the
-        data it was made for, by their width, classes and number of rows."""
-        n, width = X.shape
-        if self.n_features_in_ != width:
-            raise ValueError(
-                f"{path} is a checkpoint of training on {self.n_features_in_} features, "
-                f"not on these data's {width}"
-            )
-        classes = np.unique(y)
-        if not np.array_equal(classes, self.classes_):
-            raise ValueError(
-                f"{path} is a checkpoint of training on the classes {self.classes_}, not on "
-                f"these data's {classes}"
-            )
-        try:
-            self._check_progress(self._resume, n)
-        except UntrustedFileError as exc:
-            raise UntrustedFileError(f"{path}: a checkpoint of other data: {exc}") from None
+
+def check_resumes_on(path, n_features, classes, X, y):
+    """A ValueError unless a checkpoint of a model of ``n_features`` and ``classes``
+    can resume on ``X, y``, by their width and classes."""
+    width = X.shape[1]
+    if n_features != width:
+        raise ValueError(
+            f"{path} is a checkpoint of training on {n_features} features, "
+            f"not on these data's {width}"
+        )
+    present = np.unique(y)
+    if not np.array_equal(present, classes):
+        raise ValueError(
+            f"{path} is a checkpoint of training on the classes {classes}, not on "
+            f"these data's {present}"
+        )

@@ -17,7 +17,6 @@ from ._base import (
     OnlineClassifier,
     WeightsOverflowError,
     not_for_voted,
-    signs_kept,
 )
 from ._checkpoints import EpochOrders
 from ._core.arrays import Host, backend_of, namespace, on_host, to_numpy
@@ -30,7 +29,7 @@ from ._core.shards import shards_in_use
 from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
 from ._passes import ADDED_PARAMS, ended_early
-from ._scaling import MAX_SQUARED_NORM, other_scale
+from ._scaling import MAX_SQUARED_NORM, other_scale, signs_kept
 from ._state_checks import check_state
 from ._traits import Traits
 from ._utils import peak_of, times_power_of_two

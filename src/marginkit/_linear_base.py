@@ -20,7 +20,6 @@ from ._base import (
     OnlineClassifier,
     WeightsOverflowError,
     not_for_voted,
-    signs_kept,
 )
 from ._batch import _Batch
 from ._checkpoints import EpochOrders
@@ -29,7 +28,7 @@ from ._core.arrays import answers_in_namespace, move_to, namespace
 from ._core.state import PNormState
 from ._guards import check_known
 from ._passes import ADDED_PARAMS, ended_early
-from ._scaling import MAX_SQUARED_NORM, other_scale, unit_scaled
+from ._scaling import MAX_SQUARED_NORM, other_scale, signs_kept, unit_scaled
 from ._state_checks import check_state
 from ._traits import Traits
 from ._utils import (

@@ -8,6 +8,7 @@ give their results back in the units of the data.
 
 import numpy as np
 
+from ._core.arrays import move_to, namespace, to_numpy
 from ._utils import exponent_of, power_of_two_scaled
 
 #: Instances whose largest entry lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE] are scaled
@@ -78,3 +79,42 @@ def exponent_for(radius, name):
             "has already lost. Multiply the features by a common factor."
         )
     return exponent_of(radius, UNIT_RANGE)
+
+
+def signs_kept(values, scores):
+    """``values`` (``scores`` of the model's units brought to the data's by a power of
+    two) made to agree with ``scores`` as the estimators' ``predict`` reads them.
+
+    Scaling by a power of two keeps every sign and order but where it leaves float64.
+    There, a value that underflowed to 0 becomes the smallest subnormal number of its
+    score's sign (never 0 where the score is not: a zero would say neither class), and
+    one that overflowed to infinity the largest finite number of its sign (finite, so
+    that differences and ratios of values stay numbers). In a row of several classes
+    where that rounding made another class's value equal the best one's, the best one
+    moves up by one unit in the last place when positive (the largest finite number
+    moves to infinity), the others down by one when it is not, so that each keeps its
+    sign and the row's argmax is the scores'. Works on arrays of any namespace (the
+    adjustments are made on the host).
+    """
+    if values is scores:
+        return values
+    xp, device = namespace(values)
+    out = np.array(to_numpy(values), copy=True)
+    ref = np.asarray(to_numpy(scores))
+    info = np.finfo(out.dtype)
+    lost = (out == 0) & (ref != 0)
+    out[lost] = np.copysign(info.smallest_subnormal, ref[lost])
+    far = np.isinf(out) & np.isfinite(ref)
+    out[far] = np.copysign(info.max, ref[far])
+    if out.ndim == 2 and out.shape[1] > 1:
+        best = ref.argmax(axis=1)
+        for i in np.flatnonzero(out.argmax(axis=1) != best):
+            v = out[i, best[i]]
+            if v > 0:
+                with np.errstate(over="ignore"):  # the largest finite number: to inf
+                    out[i, best[i]] = np.nextafter(v, np.inf)
+            else:
+                tied = out[i] == v
+                tied[best[i]] = False
+                out[i, tied] = np.nextafter(v, -np.inf)
+    return out if xp is None else move_to(out, xp=xp, device=device)

@@ -282,3 +282,19 @@ def user_level():
         frame = frame.f_back
         level += 1
     return level
+
+
+def canonical(X):
+    """X as the compiled passes take it: a CSR matrix in canonical format (sorted
+    indices, no duplicates), and numpy arrays aligned to their items. An array
+    received from another process (dask's, after a compute) may start at any byte, and
+    OpenBLAS's SSE kernels (``OPENBLAS_CORETYPE=Prescott``) crash on such data where the
+    compiled code hands it to BLAS; a copy is aligned."""
+    if sp.issparse(X):
+        parts = (X.data, X.indices, X.indptr)
+        if not X.has_canonical_format or not all(a.flags.aligned for a in parts):
+            X = X.copy()
+            X.sum_duplicates()
+    elif isinstance(X, np.ndarray) and not X.flags.aligned:
+        X = X.copy()
+    return X

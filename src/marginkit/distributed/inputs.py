@@ -13,9 +13,8 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_array, column_or_1d
 
-from .._base import _canonical
 from .._reading import ReadOptions, svmlight_width, zero_based_of
-from .._utils import Norms, row_norms_p
+from .._utils import Norms, canonical, row_norms_p
 from ..streaming import FileScan, FileStream
 from .dask_predict import from_frame, is_dask
 
@@ -53,7 +52,7 @@ def row_norms(X, p, where=None):
             raise
         shard, first = where
         raise ValueError(f"{exc} (shard {shard}{_first_bad_row(X, first)})") from None
-    return Norms.of(row_norms_p(_canonical(X), p))
+    return Norms.of(row_norms_p(canonical(X), p))
 
 
 def _first_bad_row(X, first):
