@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import (
     _check_partial_fit_first_call,
@@ -228,7 +227,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         # checkpoint's model replaces it
         X, y = self._validate_Xy(X, y, reset=True)
         n = X.shape[0]
-        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
+        X, y, weights, present, per_class, kept = W.weighed(X, y, sample_weight, self.class_weight)
         digest = fingerprint(X, y, weights)
         if path.exists():
             verbose = self.verbose
@@ -380,7 +379,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
             check_known(y, self.classes_)
             fixed = getattr(self, "_class_weight", None)
             fixed = None if fixed is None else np.array(fixed)
-            X, y, weights, _, per_class, _ = self._weighed(X, y, None, self.classes_, fixed)
+            X, y, weights, _, per_class, _ = W.weighed(
+                X, y, None, self.class_weight, self.classes_, fixed
+            )
             if fixed is None:
                 self._class_weight = W.as_stored(per_class)
             self._note_order(y)
@@ -564,49 +565,6 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         estimators': in the namespace of their data)."""
         return a
 
-    def _weighed(self, X, y, sample_weight, classes=None, per_class=None):
-        """``(X, y, weights, classes, per_class, kept)``: the rows of weight > 0 of
-        ``X, y``, their weights (None when every row weighs 1), their classes
-        (``classes``, or those of the rows kept: a fit's), the weight of each
-        (``per_class``, or computed from ``class_weight`` and the rows), and the
-        positions of the rows kept (None: all of them).
-
-        A fit, or the first call of partial_fit, computes the class weights; a later
-        call of partial_fit passes ``class_weight_``."""
-        a_fit = classes is None
-        if sample_weight is None and (
-            np.all(per_class == 1.0) if per_class is not None else self.class_weight is None
-        ):
-            # no weights: nothing to validate or drop (a stream's call costs nothing more)
-            if per_class is None:
-                classes = np.unique(y) if a_fit else classes
-                per_class = np.ones(classes.shape[0])
-            return X, y, None, classes, per_class, None
-        sw = W.as_weights(sample_weight, X.shape[0])
-        inside = sw > 0
-        if not inside.any():
-            if per_class is None:  # a fit, or the first call of partial_fit
-                raise W.no_weight_error()
-            return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
-        if per_class is None:
-            if classes is None:
-                # a fit's: those of the rows that weigh something (a dict is checked
-                # against every label of y, as scikit-learn checks it)
-                every = isinstance(self.class_weight, dict)
-                classes = np.unique(y if every else y[inside])
-            per_class = W.class_weights(self.class_weight, classes, y[inside], sw[inside])
-        w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
-        w[~inside] = 0.0
-        W.check_finite(w)
-        keep = w > 0
-        kept = None if keep.all() else np.flatnonzero(keep)
-        if kept is not None:
-            if not kept.size and a_fit:  # not one of a fit's rows weighs anything
-                raise W.no_weight_error()
-            X, y, w = _safe_indexing(X, kept), y[kept], w[kept]
-        # weights of 1 are no weights: the same pass, and a checkpoint's same data
-        return X, y, None if np.all(w == 1.0) else w, classes, per_class, kept
-
     def _fixed_class_weights(self):
         # a model saved before class weights had none: 1 each
         return np.array(getattr(self, "_class_weight", (1.0,) * len(self.classes_)))
@@ -623,7 +581,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """Validated X and y of a fresh fit, the rows of weight 0 left out, and the
         others' weights (None when all are 1), with ``classes_`` and the state set up."""
         X, y = self._validate_Xy(X, y, reset=True)
-        X, y, weights, present, per_class, kept = self._weighed(X, y, sample_weight)
+        X, y, weights, present, per_class, kept = W.weighed(X, y, sample_weight, self.class_weight)
         # every row kept: the classes present are those of y
         self._set_up(X, y, present, per_class, present if kept is None else None)
         return X, y, weights, kept
@@ -709,7 +667,9 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         check_known(y, known)
         fixed = None if first else self._fixed_class_weights()
         n = X.shape[0]
-        X, y, weights, _, per_class, kept = self._weighed(X, y, sample_weight, known, fixed)
+        X, y, weights, _, per_class, kept = W.weighed(
+            X, y, sample_weight, self.class_weight, known, fixed
+        )
         if X.shape[0] == 0:
             if first:
                 raise W.no_weight_error()

@@ -21,6 +21,7 @@ from that call's rows for ``"balanced"``.
 """
 
 import numpy as np
+from sklearn.utils import _safe_indexing
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
@@ -118,3 +119,47 @@ def no_weight_error():
         "Sample weights must contain at least one non-zero number: every row weighs 0 "
         "(its sample_weight times its class's weight)."
     )
+
+
+def weighed(X, y, sample_weight, class_weight, classes=None, per_class=None):
+    """``(X, y, weights, classes, per_class, kept)``: the rows of weight > 0 of
+    ``X, y``, their weights (None when every row weighs 1), their classes
+    (``classes``, or those of the rows kept: a fit's), the weight of each
+    (``per_class``, or computed from ``class_weight``, the estimator's, and the rows), and the
+    positions of the rows kept (None: all of them).
+
+    A fit, or the first call of partial_fit, computes the class weights; a later
+    call of partial_fit passes ``class_weight_``."""
+    a_fit = classes is None
+    if sample_weight is None and (
+        np.all(per_class == 1.0) if per_class is not None else class_weight is None
+    ):
+        # no weights: nothing to validate or drop (a stream's call costs nothing more)
+        if per_class is None:
+            classes = np.unique(y) if a_fit else classes
+            per_class = np.ones(classes.shape[0])
+        return X, y, None, classes, per_class, None
+    sw = as_weights(sample_weight, X.shape[0])
+    inside = sw > 0
+    if not inside.any():
+        if per_class is None:  # a fit, or the first call of partial_fit
+            raise no_weight_error()
+        return _safe_indexing(X, np.zeros(0, np.int64)), y[:0], None, classes, per_class, None
+    if per_class is None:
+        if classes is None:
+            # a fit's: those of the rows that weigh something (a dict is checked
+            # against every label of y, as scikit-learn checks it)
+            every = isinstance(class_weight, dict)
+            classes = np.unique(y if every else y[inside])
+        per_class = class_weights(class_weight, classes, y[inside], sw[inside])
+    w = sw * per_class[np.minimum(np.searchsorted(classes, y), classes.shape[0] - 1)]
+    w[~inside] = 0.0
+    check_finite(w)
+    keep = w > 0
+    kept = None if keep.all() else np.flatnonzero(keep)
+    if kept is not None:
+        if not kept.size and a_fit:  # not one of a fit's rows weighs anything
+            raise no_weight_error()
+        X, y, w = _safe_indexing(X, kept), y[kept], w[kept]
+    # weights of 1 are no weights: the same pass, and a checkpoint's same data
+    return X, y, None if np.all(w == 1.0) else w, classes, per_class, kept
