@@ -17,7 +17,7 @@ from marginkit import (
     PerceptronClassifier,
     ROMMAClassifier,
 )
-from marginkit._utils import DataSummary, Norms, row_norms_p
+from marginkit._rows import DataSummary, Norms, row_norms_p
 
 LINEAR = [ALMAClassifier, PerceptronClassifier, ROMMAClassifier, MarginPerceptronClassifier]
 

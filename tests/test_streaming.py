@@ -160,7 +160,7 @@ def test_first_pass_finds_what_the_whole_file_holds(svm_file):
     var = X.multiply(X).mean() - X.mean() ** 2
     assert stream.summary.variance() == pytest.approx(var, rel=1e-12)
     for p in (2.0, 3.5):
-        top = float(marginkit._utils.row_norms_p(X, p).max())
+        top = float(marginkit._rows.row_norms_p(X, p).max())
         assert stream.summary.max_norm(p) == top
     chunks = list(stream())
     assert [c[0].shape[0] for c in chunks] == [50] * 4 + [40]

@@ -8,7 +8,7 @@ named for them, as functions of explicit values or objects made per fit: when th
 passes end (:class:`~marginkit._passes.Schedule`), checkpoints and the orders of the
 epochs (:mod:`._checkpoints`), the checks of a loaded model (:mod:`._loaded`), the
 units the passes learn in (:mod:`._scaling`), the weights of rows and classes
-(:mod:`._weights`), the rows the passes take (:mod:`._batch`).
+(:mod:`._weights`), the rows the passes take (:mod:`._training_rows`).
 """
 
 import contextlib
@@ -57,9 +57,9 @@ from ._passes import (
     with_added_params,
 )
 from ._registry import UntrustedFileError, trusted_type
+from ._rows import DataSummary, canonical
 from ._scaling import exponent_for, in_model_units
 from ._traits import Traits
-from ._utils import DataSummary, canonical
 
 #: The parameters of every online classifier; each estimator starts from these (or
 #: :data:`LINEAR_CONSTRAINTS`, or the kernel estimators' ``KERNEL_CONSTRAINTS``) and
@@ -87,7 +87,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
     """Validation, labels, fit / partial_fit and predict shared by every online classifier.
 
     Subclasses define ``_initialise(data)`` (fresh learned state from a
-    :class:`~marginkit._utils.DataSummary`, ``classes_`` known),
+    :class:`~marginkit._rows.DataSummary`, ``classes_`` known),
     ``_passes(X, y, orders, callback)`` (one pass per order over the rows of X, then
     ``callback(self, epoch)`` if given) and
     ``decision_function``; ``_traits`` (a :class:`~marginkit._traits.Traits`) says
@@ -599,7 +599,7 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         self._initialise(data)
 
     def _checked_summary(self, X):
-        """The :class:`~marginkit._utils.DataSummary` of the rows a model starts from,
+        """The :class:`~marginkit._rows.DataSummary` of the rows a model starts from,
         once what the parameters ask of them is known to be possible (a ValueError
         before anything of the estimator changes, otherwise)."""
         return DataSummary.of(X)

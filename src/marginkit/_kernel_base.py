@@ -29,10 +29,10 @@ from ._core.shards import shards_in_use
 from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
 from ._passes import ADDED_PARAMS, ended_early
+from ._rows import peak_of, times_power_of_two
 from ._scaling import MAX_SQUARED_NORM, other_scale, signs_kept
 from ._state_checks import check_state
 from ._traits import Traits
-from ._utils import peak_of, times_power_of_two
 
 #: The parameters of the kernel online classifiers (kernel ALMA's; the others add
 #: ``normalize``).

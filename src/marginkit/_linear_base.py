@@ -21,23 +21,23 @@ from ._base import (
     WeightsOverflowError,
     not_for_voted,
 )
-from ._batch import _Batch
 from ._checkpoints import EpochOrders
 from ._core import linear as L
 from ._core.arrays import answers_in_namespace, move_to, namespace
 from ._core.state import PNormState
 from ._guards import check_known
 from ._passes import ADDED_PARAMS, ended_early
-from ._scaling import MAX_SQUARED_NORM, other_scale, signs_kept, unit_scaled
-from ._state_checks import check_state
-from ._traits import Traits
-from ._utils import (
+from ._rows import (
     augmented_norms_p,
     inverse_or_zero,
     row_norms_p,
     times_power_of_two,
-    user_level,
 )
+from ._scaling import MAX_SQUARED_NORM, other_scale, signs_kept, unit_scaled
+from ._state_checks import check_state
+from ._training_rows import TrainingRows
+from ._traits import Traits
+from ._warnings import user_level
 
 #: The largest p of the p-norm algorithms (ALMA_p, PUMMA_p): up to it ALMA equals the
 #: slow reference to 1e-11; from about p = 200 the p-th powers of a weight vector's
@@ -83,7 +83,7 @@ class LinearLearner(NamedTuple):
     ----------
     start : callable
         ``start(classes, summary)``: the fresh states of every binary problem for data
-        of the labels ``classes`` and the :class:`~marginkit._utils.DataSummary`
+        of the labels ``classes`` and the :class:`~marginkit._rows.DataSummary`
         ``summary`` (the width, and the norms that fix the bias and the model's units).
         The estimator then holds no states: the driver does.
     run : callable
@@ -134,7 +134,7 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _bias_coordinate(self, norms):
         """R_, the bias coordinate of ``fit_intercept`` (instances ``(x, -R_)``), from the
-        :class:`~marginkit._utils.Norms` of the instances' p-norms: their root mean
+        :class:`~marginkit._rows.Norms` of the instances' p-norms: their root mean
         square (``intercept_scaling="rms"``), twice it (``"2rms"``), their largest
         (``"max"``, the papers' R), or the value given. 1 where the instances are all 0."""
         scaling = self.intercept_scaling
@@ -270,7 +270,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         """The compiled passes' form of training rows X (of ``weights``, None: 1 each),
         in the model's units."""
         X = self._model_units(X, training=True)
-        return _Batch(X, self.p_, self._model_aug(), self._traits.normalises, weights)
+        return TrainingRows(X, self.p_, self._model_aug(), self._traits.normalises, weights)
 
     def _passes(self, X, y, orders, callback, resume=None, save=None, every=None, weights=None):
         """The passes (until ``tol`` ends them) over the rows of X, of ``weights``; with

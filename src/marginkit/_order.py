@@ -30,7 +30,7 @@ import scipy.sparse as sp
 
 from . import _checks as check
 from ._core.arrays import to_numpy
-from ._utils import user_level
+from ._warnings import user_level
 
 #: the shortest run that can warn (small data make long runs by chance)
 MIN_RUN = 50

@@ -14,7 +14,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 
 from . import _checks as check
-from ._utils import user_level
+from ._warnings import user_level
 
 #: The constraint of a former name of ``max_iter`` (deprecated in 0.2, removed in 0.3).
 RENAMED = [Interval(Integral, 1, None, closed="left"), Hidden(StrOptions({"deprecated"}))]

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import _checks as check
 from ._order import epoch_order
 from ._passes import GROWTH_KEY, PASS_KEYS, WHY_KEY, check_passes, ended_early
-from ._utils import user_level
+from ._warnings import user_level
 
 #: the keys a checkpoint's progress of PUMMA's epochs may hold besides its own
 PROGRESS_OPTIONAL = ("order", "changes", *PASS_KEYS, GROWTH_KEY, WHY_KEY)

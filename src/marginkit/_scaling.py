@@ -9,7 +9,7 @@ give their results back in the units of the data.
 import numpy as np
 
 from ._core.arrays import move_to, namespace, to_numpy
-from ._utils import exponent_of, power_of_two_scaled
+from ._rows import exponent_of, power_of_two_scaled
 
 #: Instances whose largest entry lies outside [2^-UNIT_RANGE, 2^UNIT_RANGE] are scaled
 #: by a power of two into [0.5, 1) before an algorithm that normalises them sees them
@@ -20,7 +20,7 @@ UNIT_RANGE = 64
 def unit_scaled(X, aug):
     """``(X 2^-e, aug 2^-e)``: the instances ``(x, aug)`` scaled by the power of two that
     brings their largest entry into [0.5, 1) when it lies outside [2^-UNIT_RANGE,
-    2^UNIT_RANGE] (:func:`marginkit._utils.power_of_two_scaled`); else as given.
+    2^UNIT_RANGE] (:func:`marginkit._rows.power_of_two_scaled`); else as given.
 
     An algorithm that normalises its instances (ALMA) sees the same ``x / ||x||`` either
     way, but its products ``w . x`` neither overflow (features near 1e300) nor fall

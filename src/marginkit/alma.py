@@ -39,7 +39,7 @@ ALMA_CONSTRAINTS = {
 }
 
 
-class _MarginScale:
+class ALMAMarginScale:
     """``B_``, the scale of ALMA's margin threshold: a learned attribute of both forms."""
 
     def _learned(self):
@@ -60,7 +60,7 @@ _BIAS_CHOICE = """within 1 point of ``LinearSVC`` on more public data sets, sort
         not (docs/defaults.md)."""
 
 
-class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
+class ALMAClassifier(ALMAMarginScale, OnlineLinearClassifier):
     __doc__ = f"""ALMA_p(alpha; B, C), Gentile's approximate maximal p-norm margin classifier.
 
     Figure 1 of C. Gentile, "A New Approximate Maximal Margin Classification
@@ -212,7 +212,7 @@ class ALMAClassifier(_MarginScale, OnlineLinearClassifier):
         return L.Rule(L.RULE_ALMA, float(self.alpha), self.B_, float(self.C))
 
 
-class KernelALMAClassifier(_MarginScale, KernelOnlineClassifier):
+class KernelALMAClassifier(ALMAMarginScale, KernelOnlineClassifier):
     __doc__ = f"""Kernel ALMA_2(alpha; B, C): ALMA in a reproducing kernel Hilbert space.
 
     Remark 5 of C. Gentile, "A New Approximate Maximal Margin Classification

@@ -17,7 +17,7 @@ from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
 from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, OnlineLinearClassifier
 from ._order import epoch_order, rows_by_content
 from ._passes import ended_early, still_improving
-from ._utils import user_level
+from ._warnings import user_level
 from ._weights import CLASS_WEIGHT_DOC
 
 #: a checkpoint's record of ``tol`` (none in those written before it)

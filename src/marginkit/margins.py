@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions, valid
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
-from ._utils import power_of_two_scaled
+from ._rows import power_of_two_scaled
 
 __all__ = ["margin", "margin_distribution", "max_margin"]
 
@@ -517,7 +517,7 @@ def max_margin(
 def _unit_scaled(X, lam):
     """``(X 2^-e, lam 2^-2e, e)``: the augmented instances ``(x_i, sqrt(lam) e_i)``
     scaled by the power of two that brings their largest entry into [0.5, 1)
-    (:func:`marginkit._utils.power_of_two_scaled`). The solver's tolerances are
+    (:func:`marginkit._rows.power_of_two_scaled`). The solver's tolerances are
     absolute: on entries of 1e-6 it finds no plane, on entries of 1e3 it stops short
     of the optimum."""
     X, e = power_of_two_scaled(X, np.sqrt(lam))

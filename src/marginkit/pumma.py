@@ -10,7 +10,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import not_for_voted
-from ._batch import _Batch
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core import pumma as K
@@ -29,6 +28,7 @@ from ._order import rows_by_content
 from ._pumma_epochs import PROGRESS_OPTIONAL, PUMMAEpochs
 from ._registry import trusted_type
 from ._state_checks import check_pairs_rows, check_pumma_rows, check_state
+from ._training_rows import TrainingRows
 from ._weights import CLASS_WEIGHT_DOC
 
 #: ``tol`` of PUMMA's epochs, which also end when one makes no update
@@ -297,7 +297,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
         n = X.shape[0]
         step = n if every is None else int(every)
         X = self._model_units(X, training=True)
-        batch = _Batch(X, self.p_, 0.0, weight=weights)
+        batch = TrainingRows(X, self.p_, 0.0, weight=weights)
         targets = self._targets(y)
         problems = list(zip(self._states, targets, r["slacks"], strict=True))
 

@@ -53,7 +53,7 @@ ROMMA_TRAITS = {"weight_degree": -1, "forgets": True}
 ROMMA_ADDED_PARAMS = {"delta": 0.0, "lam": 0.0}
 
 
-class _ROMMA:
+class ROMMARule:
     """The update rule both forms hand their compiled walk, and when their passes end."""
 
     def _rule_args(self):
@@ -90,7 +90,7 @@ _BIAS_CHOICE = """with the soft margin, ``"rms"`` came within 1 point of ``Linea
         ``"max"`` keeps the hypothesis from outgrowing float64 longer)."""
 
 
-class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
+class ROMMAClassifier(ROMMARule, OnlineLinearClassifier):
     __doc__ = f"""ROMMA, the Relaxed Online Maximum Margin Algorithm, and its aggressive variant.
 
     Y. Li and P. M. Long, "The Relaxed Online Maximum Margin Algorithm", Machine
@@ -250,7 +250,7 @@ class ROMMAClassifier(_ROMMA, OnlineLinearClassifier):
         return np.array([f[L.F_S] ** 2 * (f[L.F_SUM] + f[L.F_SLACK]) for f in fs])
 
 
-class KernelROMMAClassifier(_ROMMA, KernelOnlineClassifier):
+class KernelROMMAClassifier(ROMMARule, KernelOnlineClassifier):
     __doc__ = f"""ROMMA and aggressive ROMMA in a reproducing kernel Hilbert space.
 
     The update of :class:`ROMMAClassifier` with inner products replaced by a kernel

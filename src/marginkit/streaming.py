@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._reading import ReadOptions, integral, svmlight_width, zero_based_of
-from ._utils import DataSummary, Norms, row_norms_p
+from ._rows import DataSummary, Norms, row_norms_p
 from .formats import checked_file, iter_chunks
 
 __all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
@@ -433,7 +433,7 @@ class FileStream:
         return n, total, total_sq
 
     def _norms(self, p):
-        """The :class:`~marginkit._utils.Norms` of the instances: one more pass."""
+        """The :class:`~marginkit._rows.Norms` of the instances: one more pass."""
         return sum((Norms.of(row_norms_p(X, p)) for X, _ in self._chunks("norms")), Norms())
 
 

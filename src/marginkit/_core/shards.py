@@ -410,7 +410,7 @@ def _packed(X):
 
 def _aligned(a):
     """``a`` (or None) in memory aligned to its items: a copy where the message it
-    came in left it at another address (:func:`marginkit._utils.canonical` says why)."""
+    came in left it at another address (:func:`marginkit._rows.canonical` says why)."""
     return None if a is None else np.require(a, requirements="A")
 
 
@@ -422,7 +422,7 @@ def _plan_aligned(plan):
 def _unpacked(X, sparse):
     """The float64 rows that :func:`_packed` sent (``sparse``: the store's form), in
     arrays that start at aligned addresses (a message's buffers may not: see
-    :func:`marginkit._utils.canonical`)."""
+    :func:`marginkit._rows.canonical`)."""
     if sp.issparse(X) and not sparse:
         X = X.toarray()
     if sp.issparse(X):

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array, column_or_1d
 
 from .._reading import ReadOptions, svmlight_width, zero_based_of
-from .._utils import Norms, canonical, row_norms_p
+from .._rows import Norms, canonical, row_norms_p
 from ..streaming import FileScan, FileStream
 from .dask_predict import from_frame, is_dask
 
@@ -42,7 +42,7 @@ def aligned_labels(y, X, da):
 
 
 def row_norms(X, p, where=None):
-    """The :class:`~marginkit._utils.Norms` of the rows of a chunk, validated as a fit
+    """The :class:`~marginkit._rows.Norms` of the rows of a chunk, validated as a fit
     validates its rows; ``where``: (shard, its first row in the data), which an error
     of its values names, with the first row that holds a value that is not finite."""
     try:
@@ -155,7 +155,7 @@ def file_summary(path, reading):
 
 
 def file_norms(path, reading, p):
-    """The :class:`~marginkit._utils.Norms` of the instances of one file shard: a
+    """The :class:`~marginkit._rows.Norms` of the instances of one file shard: a
     pass, on a worker."""
     return reading.stream(path).summary.norms(p)
 

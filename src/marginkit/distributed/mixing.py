@@ -20,7 +20,7 @@ from .._guards import check_two_classes, unchanged_on_error
 from .._kernel_base import KernelOnlineClassifier
 from .._passes import TOL, ended_early, tol_ends
 from .._reading import ReadOptions
-from .._utils import DataSummary, Norms
+from .._rows import DataSummary, Norms
 from ..alma import ALMAClassifier
 from ..formats import input_format
 from ..margin_perceptron import MarginPerceptronClassifier

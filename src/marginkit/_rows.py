@@ -1,8 +1,8 @@
-"""Small array helpers shared by the estimators."""
+"""The rows' measures and forms: their p-norms, a summary of all the rows a fit starts
+from (:class:`DataSummary`), the powers of two that scale them, and the CSR arrays and
+canonical form the compiled passes take."""
 
 import math
-import os
-import sys
 
 import numpy as np
 import scipy.sparse as sp
@@ -260,28 +260,6 @@ class DataSummary:
         """The variance of the entries, each times ``2^-e`` (of an array, computed so;
         of a stream, scaled from that of its entries)."""
         return self._variance(e)
-
-
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-
-
-def user_level():
-    """The ``stacklevel`` at which :func:`warnings.warn`, called by the caller of this
-    function, names the first frame outside marginkit and scikit-learn's ``fit``
-    wrapper (``sklearn/base.py``): the user's call, whichever of the estimator's
-    paths led to the warning."""
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None:
-        name = os.path.abspath(frame.f_code.co_filename)
-        inside = name.startswith(_PACKAGE + os.sep) or name.endswith(
-            os.path.join("sklearn", "base.py")
-        )
-        if not inside:
-            return level
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 def canonical(X):

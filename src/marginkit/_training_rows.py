@@ -1,11 +1,11 @@
-"""The batch wrapper: training rows in the form the compiled linear passes take."""
+"""Training rows in the form the compiled linear passes take."""
 
 import numpy as np
 import scipy.sparse as sp
 
 from ._core.linear import UNWEIGHTED
+from ._rows import csr_arrays
 from ._scaling import unit_scaled
-from ._utils import csr_arrays
 
 _EMPTY_F = np.zeros(0)
 _EMPTY_I = np.zeros(1, dtype=np.int32)
@@ -13,7 +13,7 @@ _EMPTY_U = np.zeros(0, dtype=np.uint32)
 _EMPTY_X = np.zeros((1, 1))
 
 
-class _Batch:
+class TrainingRows:
     """One validated batch, in the form the compiled loops take; with ``unit``, the
     instances of an algorithm that normalises them, scaled by :func:`unit_scaled`;
     ``weight``, the rows' positive weights (None: every row weighs 1)."""
