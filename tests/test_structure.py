@@ -173,3 +173,75 @@ def test_docstrings_have_no_unfilled_fragment(cls):
         if re.search(r"\{[A-Z][A-Z0-9_]*\}", doc)
     }
     assert unfilled == {}
+
+
+CLASSIFIERS = [cls for cls in ESTIMATORS if issubclass(cls, marginkit._base.OnlineClassifier)]
+
+#: The private class attributes an estimator may set: its algorithm's traits (one
+#: value, :class:`marginkit._traits.Traits`), the parameters added since files were
+#: first written, and two learned attributes' values in models written before them
+#: (scikit-learn's ``_parameter_constraints`` aside)
+CLASS_ATTRIBUTES = {"_traits", "_added_params", "_exponent", "_max_updates"}
+
+
+def own_classes(cls):
+    return [k for k in cls.__mro__ if k.__module__.startswith("marginkit")]
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda cls: cls.__name__)
+def test_an_estimator_is_at_most_four_classes(cls):
+    """An estimator's MRO holds at most four of marginkit's classes: its own, one it
+    shares with its other form, its family's base and ``OnlineClassifier``."""
+    assert len(own_classes(cls)) <= 4, [k.__name__ for k in own_classes(cls)]
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS, ids=lambda cls: cls.__name__)
+def test_no_class_flag_steers_an_estimator(cls):
+    """What an algorithm is comes as one ``Traits`` value, not as flags set on classes
+    and overridden down the hierarchy: no other private data on the classes."""
+    found = {
+        name
+        for k in own_classes(cls)
+        for name, value in vars(k).items()
+        if name.startswith("_")
+        and not name.startswith("__")
+        and not callable(value)
+        and not isinstance(value, property | staticmethod | classmethod)
+    }
+    assert found - {"_parameter_constraints"} <= CLASS_ATTRIBUTES
+
+
+#: Private names read on other objects that are conventions of their own: namedtuples'
+#: methods, scikit-learn's parameter machinery, dask's metadata, the interpreter's frame
+CONVENTIONS = {
+    "_replace",
+    "_fields",
+    "_asdict",
+    "_make",
+    "_validate_params",
+    "_get_param_names",
+    "_parameter_constraints",
+    "_meta",
+    "_getframe",
+}
+
+
+def test_few_reads_of_another_objects_private_members():
+    """Modules reach other objects through what those offer (a learner, a schedule,
+    explicit values), not through their private members: at most 20 such reads in the
+    package (the experiments aside), where there were 65."""
+    reads = [
+        f"{name}:{node.lineno}: {ast.unparse(node)}"
+        for name, path in MODULES.items()
+        if ".experiments" not in name
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and node.attr not in CONVENTIONS
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        and not (
+            isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "super"
+        )
+    ]
+    assert len(reads) <= 20, "\n".join(reads)
