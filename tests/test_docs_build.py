@@ -22,6 +22,7 @@ MODULES = [
     "persistence",
     "datasets",
     "streaming",
+    "prequential",
     "formats",
     "tasks",
     "margins",

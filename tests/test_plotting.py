@@ -1,4 +1,5 @@
-"""marginkit.plotting: margins of outputs, margin distributions and learning curves."""
+"""marginkit.plotting: margins of outputs, margin distributions, learning curves and
+prequential records."""
 
 import numpy as np
 import pytest
@@ -100,3 +101,23 @@ def test_evaluate_plot_writes_a_png(tmp_path, capsys):
     png = tmp_path / "margins.png"
     assert main(["evaluate", str(model), str(data), "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_prequential_draws_a_line_per_record():
+    """Several records on one figure: a line of windowed accuracy each, named with its
+    overall accuracy."""
+    from marginkit.plotting import plot_prequential
+    from marginkit.prequential import prequential_score
+
+    X, y = make_blobs_pm(n=400, d=4, n_classes=2, seed=3)
+    scores = [
+        prequential_score(ALMAClassifier(output=out), X, y, chunk_size=50, label=out)
+        for out in ("last", "avg")
+    ]
+    ax = plot_prequential(scores)
+    lines = ax.get_lines()
+    assert [line.get_label().split(" ")[0] for line in lines] == ["last", "avg"]
+    np.testing.assert_array_equal(lines[0].get_xdata(), scores[0].rows)
+    np.testing.assert_allclose(lines[1].get_ydata(), 100 * scores[1].windowed)
+    assert plot_prequential(scores[0], ax=plt.figure().add_subplot()).get_lines()
+    plt.close("all")

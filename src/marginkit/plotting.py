@@ -1,4 +1,5 @@
-"""Plots of margins and learning curves (matplotlib, the ``plot`` extra).
+"""Plots of margins, learning curves and prequential records (matplotlib, the ``plot``
+extra).
 
 Every function takes ``ax=None`` (a new figure) or an Axes to draw into, and returns
 the Axes.
@@ -142,4 +143,39 @@ def plot_learning_curve(curve, ax=None, title=None):
     more = twin.get_legend_handles_labels()
     ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper right")
     ax.set_title(title or "Learning curve")
+    return ax
+
+
+def plot_prequential(scores, ax=None, title=None):
+    """Plot records of :func:`marginkit.prequential.prequential_score` on one figure: the
+    accuracy over each one's sliding window against the rows of the stream.
+
+    Parameters
+    ----------
+    scores : PrequentialScore or sequence of them
+        Each drawn as one line, named by its ``label``, with its overall accuracy.
+    ax : matplotlib Axes, default=None
+    title : str, default=None
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        ax = plt.figure(figsize=(6.5, 4)).add_subplot()
+    if not isinstance(scores, list | tuple):
+        scores = [scores]
+    for score in scores:
+        ax.plot(
+            score.rows,
+            100 * score.windowed,
+            label=f"{score.label} ({100 * score.accuracy:.2f}% overall)",
+        )
+    windows = sorted({score.window for score in scores})
+    ax.set_xlabel("rows of the stream")
+    ax.set_ylabel(f"accuracy over the last {', '.join(map(str, windows))} rows (%)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    ax.set_title(title or "Prequential accuracy (each chunk predicted, then learnt)")
     return ax
