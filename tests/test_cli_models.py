@@ -105,6 +105,17 @@ def test_every_estimator_trains(files, name, capsys):
         (["evaluate", "{model}", "{missing}"], "no data file"),
         (["train", "{bad}", "--estimator", "alma", "--model", "{model}"], "svmlight"),
         ([], "a command is required"),
+        (["evaluate", "{model}", "{test}", "--window", "5"], "--window applies only with"),
+        (
+            ["evaluate", "{model}", "{test}", "--param", "p=2", "--chunk-size", "9"],
+            "--param, --chunk-size apply only with --prequential",
+        ),
+        (["evaluate", "--prequential", "nope", "{test}"], "unknown estimator 'nope'"),
+        (
+            ["evaluate", "--prequential", "alma", "{test}", "--param", "p=1"],
+            "The 'p' parameter of ALMAClassifier must be",
+        ),
+        (["evaluate", "--prequential", "alma", "{missing}"], "no data file"),
     ],
 )
 def test_user_errors_are_one_line_with_status_2(files, argv, message, capsys):
@@ -204,3 +215,30 @@ def test_a_crafted_model_is_one_line_and_exit_2(files, tmp_path, capsys, change,
     capsys.readouterr()
     assert main([command, str(crafted), str(paths["test"])]) == 2
     one_error_line(capsys.readouterr().err)
+
+
+def test_evaluate_prequential_is_prequential_score(files, capsys, tmp_path):
+    """``evaluate --prequential`` streams the file through the estimator, each chunk
+    predicted then learnt: the numbers of :func:`~marginkit.prequential.prequential_score`
+    on the same rows, printed, as JSON, and drawn."""
+    from marginkit.prequential import prequential_score
+
+    paths, _, _ = files
+    X, y = read_data(paths["train"])
+    want = prequential_score(
+        make_estimator("kernel-alma", {"budget": 20}), X, y, chunk_size=30, window=50
+    )
+    argv = ["evaluate", "--prequential", "kernel-alma", str(paths["train"]), "--param"]
+    argv += ["budget=20", "--chunk-size", "30", "--window", "50"]
+    assert main([*argv, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["n_samples"], got["n_scored"]) == (want.n_rows, want.n_scored) == (200, 170)
+    assert got["accuracy"] == want.accuracy
+    assert got["window_accuracy"] == want.windowed[-1]
+    assert got["model_bytes"] == want.model_bytes and got["chunk_size"] == 30
+    pytest.importorskip("matplotlib", reason="the plot needs the 'plot' extra")
+    png = tmp_path / "preq.png"
+    assert main([*argv, "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert f"{100 * want.accuracy:.2f}%" in out and "over the last 50" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -17,6 +17,8 @@ Usage::
         [--n-features N] [--first-index 0|1] [--json]
     marginkit predict MODEL.skops DATA [--out LABELS.txt]
     marginkit evaluate MODEL.skops DATA [--json]
+    marginkit evaluate --prequential ESTIMATOR DATA [--param NAME=VALUE ...]
+        [--chunk-size N] [--window N] [--plot PNG] [--json]
     marginkit --version
 
 DATA is an svmlight / LIBSVM file, or CSV (``.csv``, or ``--format csv``) with the label in
@@ -436,8 +438,42 @@ def _add_model_commands(commands):
         "p-norm distance of\n  the closest example to the hyperplane (1/p + 1/q = 1; b "
         "is 0 without an intercept), scale-free.",
     )
-    ev.add_argument("model", metavar="MODEL", help="a model saved by marginkit train")
+    ev.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a model saved by marginkit train; with --prequential, an estimator name "
+        f"({', '.join(ESTIMATORS)})",
+    )
     ev.add_argument("data", metavar="DATA", help="labelled data file")
+    ev.add_argument(
+        "--prequential",
+        action="store_true",
+        help="train MODEL (an estimator) on DATA as a stream and score it as streams are "
+        "scored: each chunk of --chunk-size examples predicted by the model as it stands, "
+        "then learnt; accuracy overall and over the last --window examples (--plot: "
+        "against the examples read)",
+    )
+    ev.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --prequential: an estimator parameter, as for train (repeatable)",
+    )
+    ev.add_argument(
+        "--chunk-size",
+        type=count,
+        default=None,
+        metavar="N",
+        help="with --prequential: the examples predicted, then learnt, at a time (default: 100)",
+    )
+    ev.add_argument(
+        "--window",
+        type=count,
+        default=None,
+        metavar="N",
+        help="with --prequential: the examples of the sliding window (default: 1000)",
+    )
     ev.add_argument(
         "--json",
         action="store_true",
@@ -551,6 +587,48 @@ def _predict(args) -> int:
     return 0
 
 
+def _evaluate_prequential(args) -> int:
+    from .tasks import evaluate_prequential, parse_param
+
+    try:
+        params = dict(parse_param(p) for p in args.param)
+        result = evaluate_prequential(
+            args.model,
+            args.data,
+            params=params,
+            chunk_size=100 if args.chunk_size is None else args.chunk_size,
+            window=1000 if args.window is None else args.window,
+            plot=args.plot,
+            **_read_options(args, -1),
+        )
+    except (FileNotFoundError, IsADirectoryError, ImportError, ValueError) as exc:
+        raise _UsageError(str(exc)) from None
+    if args.json:
+        print(json.dumps(_strict_json(result), indent=2, allow_nan=False))
+        return 0
+    lately = result["window_accuracy"]
+    rows = [
+        ("estimator", result["estimator"]),
+        (
+            "examples",
+            f"{result['n_samples']} ({result['n_scored']} scored: all but the first chunk)",
+        ),
+        ("accuracy", f"{100 * result['accuracy']:.2f}%"),
+        (
+            f"over the last {result['window']}",
+            "-" if lately is None else f"{100 * lately:.2f}%",
+        ),
+        ("time per example", f"{1e6 * result['seconds_per_row']:.1f} us (predict and learn)"),
+        ("model size", f"{result['model_bytes']} bytes"),
+    ]
+    if "plot" in result:
+        rows.append(("plot", result["plot"]))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
 def _strict_json(value):
     """``value`` with every float that is not finite (a margin of an overflowed model)
     as None: JSON has no infinity, and a parser of the standard refuses Python's."""
@@ -566,6 +644,13 @@ def _strict_json(value):
 def _evaluate(args) -> int:
     from .tasks import describe_passes, evaluate
 
+    if args.prequential:
+        return _evaluate_prequential(args)
+    options = {"--param": args.param, "--chunk-size": args.chunk_size, "--window": args.window}
+    given = [flag for flag, value in options.items() if value]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise _UsageError(f"{', '.join(given)} {verb} only with --prequential")
     try:
         result = evaluate(args.model, args.data, plot=args.plot, **_read_options(args))
     except (FileNotFoundError, IsADirectoryError, ImportError, ValueError) as exc:

@@ -664,6 +664,76 @@ def evaluate(model, data, *, fmt=None, plot=None, label_column="model", skip_hea
     return out
 
 
+def evaluate_prequential(
+    estimator,
+    data,
+    *,
+    params=None,
+    chunk_size=100,
+    window=1000,
+    classes=None,
+    fmt=None,
+    label_column=-1,
+    skip_header=False,
+    plot=None,
+):
+    """Prequential accuracy of ``estimator`` (a name, with ``params``) on a data file
+    streamed ``chunk_size`` examples at a time: each chunk predicted by the model as it
+    stands, then learnt (:func:`marginkit.prequential.prequential_score`); a summary
+    dict. The file is never held whole; ``classes`` spares the stream its first pass.
+
+    With ``plot`` (a PNG path), also draws the accuracy over the last ``window``
+    examples against the examples read (matplotlib, the ``plot`` extra).
+    """
+    from .prequential import prequential_score
+    from .streaming import FileStream
+
+    est = make_estimator(estimator, params)
+    if plot is not None:
+        prepare_output(plot, "the plot")
+    stream = FileStream(
+        data, chunk_size, fmt, classes=classes, label_column=label_column, skip_header=skip_header
+    )
+    score = prequential_score(
+        est,
+        stream(),
+        classes=stream.classes,
+        chunk_size=chunk_size,
+        window=window,
+        label=estimator,
+    )
+    lately = float(score.windowed[-1])
+    out = {
+        "estimator": estimator,
+        "data": str(data),
+        "n_samples": score.n_rows,
+        "n_scored": score.n_scored,
+        "accuracy": score.accuracy,
+        "window": window,
+        "window_accuracy": None if np.isnan(lately) else lately,
+        "chunk_size": chunk_size,
+        "seconds": score.seconds,
+        "seconds_per_row": score.seconds_per_row,
+        "model_bytes": score.model_bytes,
+    }
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from ._files import atomic_write
+        from .plotting import plot_prequential
+
+        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        plot_prequential(score, ax=ax, title=f"{estimator} on {Path(data).name}")
+        fig.tight_layout()
+        atomic_write(plot, lambda f: fig.savefig(f, format="png", dpi=100))
+        plt.close(fig)
+        out["plot"] = str(plot)
+    return out
+
+
 def _plot_margins(est, X, y, png, title):
     """Draw the cumulative margin distribution of (X, y) under ``est`` into ``png``."""
     import matplotlib
