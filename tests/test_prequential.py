@@ -145,3 +145,22 @@ def test_bad_streams_are_refused(tmp_path):
         prequential_score(ALMAClassifier(), X, y[:-1])
     with pytest.raises(TypeError, match="needs an estimator with partial_fit and predict"):
         prequential_score(LogisticRegression(), X, y)
+
+
+def test_river_scores_the_same_rows_the_same():
+    """river's own evaluator (``progressive_val_score``) on a marginkit model wrapped by
+    ``river.compat``, row by row, counts the same hits as ``prequential_score`` with
+    chunks of one row; river also scores the first row, which a model that has learnt
+    nothing gives its first class."""
+    pytest.importorskip("river", reason="river is an optional extra")
+    from river import compat, datasets, evaluate, metrics
+
+    rows = list(datasets.Bananas().take(400))
+    X = np.array([[x["1"], x["2"]] for x, _ in rows])
+    y = np.array([label for _, label in rows])
+    est = KernelALMAClassifier(kernel="rbf", budget=40)
+    ours = prequential_score(est, X, y, chunk_size=1)
+    wrapped = compat.convert_sklearn_to_river(est, classes=[False, True])
+    accuracy = evaluate.progressive_val_score(rows, wrapped, metrics.Accuracy()).get()
+    theirs = round(accuracy * 400) - int(y[0] == False)  # noqa: E712 (the first class)
+    assert theirs == round(ours.accuracy * ours.n_scored)
