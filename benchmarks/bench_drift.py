@@ -1,0 +1,188 @@
+"""Prequential accuracy, time and size on streams that change, against river's learners.
+
+Every stream is scored prequentially (each row predicted, then learnt): marginkit's
+models by :func:`marginkit.prequential.prequential_score` in chunks of ``--chunk-size``
+rows, river's by ``river.evaluate.progressive_val_score`` one row at a time. The streams:
+river's shipped ``Bananas`` and ``Phishing``, and its generators ``RandomRBFDrift``
+(the issue's setting: 50 centroids, 25 of them drifting at speed 0.001),
+``Hyperplane`` (drifting, 5% noise), ``SEA`` and ``STAGGER`` with a change of concept
+half-way (``ConceptDriftStream``, over 50 rows). Features are standardised by running statistics:
+each row by the mean and deviation of the rows up to it (marginkit's models) or by
+river's ``StandardScaler`` in a pipeline (river's).
+
+marginkit's models: ``ALMAClassifier`` (averaged and last hypothesis) and
+``KernelALMAClassifier(kernel="rbf")`` with a budget of ``--budget`` vectors under each
+rule, averaged and last. river's: ``ARFClassifier``, ``HoeffdingAdaptiveTreeClassifier``,
+``ALMAClassifier``, ``PAClassifier``; the forest on the first ``--river-rows`` rows
+only (its time extrapolated per row).
+
+Run ``python benchmarks/bench_drift.py`` (about ten minutes on 2 cores) or with
+``--quick``. A benchmark reports: the exit code is 0 whatever the numbers.
+"""
+
+import argparse
+import itertools
+import pickle
+import time
+
+import numpy as np
+from _machine import machine_line
+
+WINDOW = 1000
+
+
+def streams(n_rows, seed):
+    """``{name: list of (dict, label)}``: the streams of the benchmark, ``n_rows`` rows
+    of each generator."""
+    from river import datasets
+    from river.datasets import synth
+
+    half = n_rows // 2
+    made = {
+        "Bananas": datasets.Bananas(),
+        "Phishing": datasets.Phishing(),
+        "RandomRBFDrift": synth.RandomRBFDrift(
+            seed_model=7,
+            seed_sample=8,
+            n_classes=2,
+            n_features=10,
+            n_centroids=50,
+            change_speed=0.001,
+            n_drift_centroids=25,
+        ),
+        "Hyperplane": synth.Hyperplane(seed=seed, n_features=10, mag_change=0.001),
+        "SEA, change": synth.ConceptDriftStream(
+            synth.SEA(variant=0, seed=seed),
+            synth.SEA(variant=2, seed=seed + 1),
+            position=half,
+            width=50,
+            seed=seed,
+        ),
+        "STAGGER, change": synth.ConceptDriftStream(
+            synth.STAGGER(classification_function=0, seed=seed),
+            synth.STAGGER(classification_function=2, seed=seed + 1),
+            position=half,
+            width=50,
+            seed=seed,
+        ),
+    }
+    return {name: list(itertools.islice(data, n_rows)) for name, data in made.items()}
+
+
+def as_arrays(rows):
+    """The rows as a float64 matrix (features in the first row's order; STAGGER's
+    categories coded as numbers), labels as an array, and the running standardisation:
+    each row by the mean and deviation of the rows up to it."""
+    names = list(rows[0][0])
+    codes = {}
+
+    def number(v):
+        if isinstance(v, str):
+            return float(codes.setdefault(v, len(codes)))
+        return float(v)
+
+    X = np.array([[number(x[k]) for k in names] for x, _ in rows])
+    y = np.array([label for _, label in rows])
+    n = np.arange(1, X.shape[0] + 1)[:, None]
+    mean = np.cumsum(X, axis=0) / n
+    var = np.maximum(np.cumsum(X * X, axis=0) / n - mean**2, 0.0)
+    scale = np.where(var > 0, np.sqrt(var), 1.0)
+    return (X - mean) / scale, y
+
+
+def marginkit_models(budget):
+    from marginkit import ALMAClassifier, KernelALMAClassifier
+
+    models = {f"ALMA ({out})": ALMAClassifier(output=out) for out in ("avg", "last")}
+    for rule in ("project_new", "project", "merge"):
+        for out in ("avg", "last"):
+            models[f"kernel ALMA rbf, budget {budget} {rule} ({out})"] = KernelALMAClassifier(
+                kernel="rbf",
+                budget=budget,
+                budget_rule=rule,
+                fit_intercept=rule != "merge",
+                output=out,
+            )
+    return models
+
+
+def river_models():
+    from river import forest, linear_model, preprocessing, tree
+
+    def scaled(model):
+        return preprocessing.StandardScaler() | model
+
+    return {
+        "river ARFClassifier": lambda: scaled(forest.ARFClassifier(seed=0)),
+        "river HoeffdingAdaptiveTree": lambda: scaled(
+            tree.HoeffdingAdaptiveTreeClassifier(seed=0)
+        ),
+        "river ALMAClassifier": lambda: scaled(linear_model.ALMAClassifier()),
+        "river PAClassifier": lambda: scaled(linear_model.PAClassifier()),
+    }
+
+
+def score_river(make, rows):
+    """Prequential accuracy over all the rows and over the last ``WINDOW``, seconds,
+    and the pickled size of the model at the end."""
+    from river import evaluate, metrics
+
+    model = make()
+    hits = []
+
+    class Record(metrics.Accuracy):
+        def update(self, y_true, y_pred, w=1.0):
+            hits.append(y_true == y_pred)
+            return super().update(y_true, y_pred, w)
+
+    start = time.perf_counter()
+    evaluate.progressive_val_score(rows, model, Record())
+    seconds = time.perf_counter() - start
+    hits = np.array(hits[1:])  # the first row: no model yet (as prequential_score)
+    return hits.mean(), hits[-WINDOW:].mean(), seconds, len(pickle.dumps(model))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20000, help="rows of each generator")
+    parser.add_argument("--river-rows", type=int, default=5000, help="rows of the forest")
+    parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--chunk-size", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="3000 rows, budget 200")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.river_rows, args.budget = 3000, 1000, 200
+
+    from marginkit.prequential import prequential_score
+
+    print(machine_line())
+    print(
+        f"prequential accuracy: overall / over the last {WINDOW} rows; marginkit in chunks "
+        f"of {args.chunk_size} rows, river row by row"
+    )
+    for name, rows in streams(args.rows, args.seed).items():
+        X, y = as_arrays(rows)
+        print(f"\n== {name}: {X.shape[0]} rows x {X.shape[1]} features")
+        print(f"{'model':<48} {'overall':>8} {'window':>8} {'us/row':>9} {'bytes':>10}")
+        for label, est in marginkit_models(args.budget).items():
+            s = prequential_score(est, X, y, chunk_size=args.chunk_size, window=WINDOW)
+            print(
+                f"{label:<48} {100 * s.accuracy:7.2f}% {100 * s.windowed[-1]:7.2f}% "
+                f"{1e6 * s.seconds_per_row:9.1f} {s.model_bytes:10d}",
+                flush=True,
+            )
+        for label, make in river_models().items():
+            part = rows[: args.river_rows] if "ARF" in label else rows
+            overall, window, seconds, size = score_river(make, part)
+            note = f" (first {len(part)} rows)" if len(part) < len(rows) else ""
+            print(
+                f"{label + note:<48} {100 * overall:7.2f}% {100 * window:7.2f}% "
+                f"{1e6 * seconds / len(part):9.1f} {size:10d}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
