@@ -6,7 +6,8 @@ rows, river's by ``river.evaluate.progressive_val_score`` one row at a time. The
 river's shipped ``Bananas`` and ``Phishing``, and its generators ``RandomRBFDrift``
 (the issue's setting: 50 centroids, 25 of them drifting at speed 0.001),
 ``Hyperplane`` (drifting, 5% noise), ``SEA`` and ``STAGGER`` with a change of concept
-half-way (``ConceptDriftStream``, over 50 rows). Features are standardised by running statistics:
+half-way (``ConceptDriftStream``, over a twentieth of the rows: river's
+sigmoid overflows on a narrower one). Features are standardised by running statistics:
 each row by the mean and deviation of the rows up to it (marginkit's models) or by
 river's ``StandardScaler`` in a pipeline (river's).
 
@@ -55,14 +56,14 @@ def streams(n_rows, seed):
             synth.SEA(variant=0, seed=seed),
             synth.SEA(variant=2, seed=seed + 1),
             position=half,
-            width=50,
+            width=max(n_rows // 20, 1),
             seed=seed,
         ),
         "STAGGER, change": synth.ConceptDriftStream(
             synth.STAGGER(classification_function=0, seed=seed),
             synth.STAGGER(classification_function=2, seed=seed + 1),
             position=half,
-            width=50,
+            width=max(n_rows // 20, 1),
             seed=seed,
         ),
     }
