@@ -38,7 +38,11 @@ def streams(n_rows, seed):
     from river import datasets
     from river.datasets import synth
 
-    half = n_rows // 2
+    def changing(first, second):
+        # the concept changes half-way, over a twentieth of the rows
+        width = max(n_rows // 20, 1)
+        return synth.ConceptDriftStream(first, second, n_rows // 2, width, seed=seed)
+
     made = {
         "Bananas": datasets.Bananas(),
         "Phishing": datasets.Phishing(),
@@ -52,19 +56,12 @@ def streams(n_rows, seed):
             n_drift_centroids=25,
         ),
         "Hyperplane": synth.Hyperplane(seed=seed, n_features=10, mag_change=0.001),
-        "SEA, change": synth.ConceptDriftStream(
-            synth.SEA(variant=0, seed=seed),
-            synth.SEA(variant=2, seed=seed + 1),
-            position=half,
-            width=max(n_rows // 20, 1),
-            seed=seed,
+        "SEA, change": changing(
+            synth.SEA(variant=0, seed=seed), synth.SEA(variant=2, seed=seed + 1)
         ),
-        "STAGGER, change": synth.ConceptDriftStream(
+        "STAGGER, change": changing(
             synth.STAGGER(classification_function=0, seed=seed),
             synth.STAGGER(classification_function=2, seed=seed + 1),
-            position=half,
-            width=max(n_rows // 20, 1),
-            seed=seed,
         ),
     }
     return {name: list(itertools.islice(data, n_rows)) for name, data in made.items()}
