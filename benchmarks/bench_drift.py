@@ -25,6 +25,7 @@ import argparse
 import itertools
 import pickle
 import time
+from pathlib import Path
 
 import numpy as np
 from _machine import machine_line
@@ -120,10 +121,13 @@ def river_models():
     }
 
 
-def score_river(make, rows):
-    """Prequential accuracy over all the rows and over the last ``WINDOW``, seconds,
-    and the pickled size of the model at the end."""
+def score_river(make, rows, label, every):
+    """A river model's :class:`~marginkit.prequential.PrequentialScore` on ``rows``, row
+    by row, its record taken every ``every`` rows (the first row, which no model has
+    learnt before, left out as ``prequential_score`` leaves out its first chunk)."""
     from river import evaluate, metrics
+
+    from marginkit.prequential import PrequentialScore
 
     model = make()
     hits = []
@@ -136,8 +140,67 @@ def score_river(make, rows):
     start = time.perf_counter()
     evaluate.progressive_val_score(rows, model, Record())
     seconds = time.perf_counter() - start
-    hits = np.array(hits[1:])  # the first row: no model yet (as prequential_score)
-    return hits.mean(), hits[-WINDOW:].mean(), seconds, len(pickle.dumps(model))
+    # the rows scored after the first (river records no first row for a model that
+    # predicts nothing before it has learnt one)
+    hits = np.array(hits[len(hits) - (len(rows) - 1) :], dtype=float)
+    total = np.concatenate([[0.0], np.cumsum(hits)])
+    points = np.unique(np.r_[np.arange(every, len(rows), every), len(rows)])
+    scored = points - 1
+    low = np.maximum(scored - WINDOW, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        windowed = (total[scored] - total[low]) / (scored - low)
+    return PrequentialScore(
+        estimator=model,
+        label=label,
+        n_rows=len(rows),
+        n_scored=hits.shape[0],
+        accuracy=float(hits.mean()),
+        rows=points,
+        windowed=windowed,
+        window=WINDOW,
+        seconds=seconds,
+        model_bytes=len(pickle.dumps(model)),
+    )
+
+
+#: the models each stream's figure draws (``--plot``)
+DRAWN = (
+    "ALMA (avg)",
+    "kernel ALMA rbf, budget {budget} project_new (avg)",
+    "kernel ALMA rbf, budget {budget} project_new (last)",
+    "river ARFClassifier",
+    "river HoeffdingAdaptiveTree",
+)
+
+
+def draw(name, scores, budget, folder):
+    """The windowed accuracy of the models of :data:`DRAWN` on one stream, saved as a PNG
+    in ``folder``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from marginkit.plotting import plot_prequential
+
+    wanted = [label.format(budget=budget) for label in DRAWN]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    plot_prequential([s for s in scores if s.label in wanted], ax=ax, title=name)
+    fig.tight_layout()
+    stem = name.split(",")[0].lower()
+    fig.savefig(Path(folder) / f"drift-{stem}.png", dpi=100)
+    plt.close(fig)
+
+
+def report(score, n_rows):
+    """One line of the table: accuracy overall and over the last rows, time, size."""
+    note = f" (first {score.n_rows} rows)" if score.n_rows < n_rows else ""
+    print(
+        f"{score.label + note:<48} {100 * score.accuracy:7.2f}% "
+        f"{100 * score.windowed[-1]:7.2f}% {1e6 * score.seconds_per_row:9.1f} "
+        f"{score.model_bytes:10d}",
+        flush=True,
+    )
 
 
 def main(argv=None):
@@ -148,6 +211,7 @@ def main(argv=None):
     parser.add_argument("--chunk-size", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="3000 rows, budget 200")
+    parser.add_argument("--plot", metavar="DIR", help="draw each stream's curves there")
     args = parser.parse_args(argv)
     if args.quick:
         args.rows, args.river_rows, args.budget = 3000, 1000, 200
@@ -163,22 +227,20 @@ def main(argv=None):
         X, y = as_arrays(rows)
         print(f"\n== {name}: {X.shape[0]} rows x {X.shape[1]} features")
         print(f"{'model':<48} {'overall':>8} {'window':>8} {'us/row':>9} {'bytes':>10}")
+        scores = []
         for label, est in marginkit_models(args.budget).items():
-            s = prequential_score(est, X, y, chunk_size=args.chunk_size, window=WINDOW)
-            print(
-                f"{label:<48} {100 * s.accuracy:7.2f}% {100 * s.windowed[-1]:7.2f}% "
-                f"{1e6 * s.seconds_per_row:9.1f} {s.model_bytes:10d}",
-                flush=True,
+            scores.append(
+                prequential_score(
+                    est, X, y, chunk_size=args.chunk_size, window=WINDOW, label=label
+                )
             )
+            report(scores[-1], len(rows))
         for label, make in river_models().items():
             part = rows[: args.river_rows] if "ARF" in label else rows
-            overall, window, seconds, size = score_river(make, part)
-            note = f" (first {len(part)} rows)" if len(part) < len(rows) else ""
-            print(
-                f"{label + note:<48} {100 * overall:7.2f}% {100 * window:7.2f}% "
-                f"{1e6 * seconds / len(part):9.1f} {size:10d}",
-                flush=True,
-            )
+            scores.append(score_river(make, part, label, args.chunk_size))
+            report(scores[-1], len(rows))
+        if args.plot:
+            draw(name, scores, args.budget, args.plot)
     return 0
 
 

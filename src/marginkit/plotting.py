@@ -176,6 +176,6 @@ def plot_prequential(scores, ax=None, title=None):
     ax.set_xlabel("rows of the stream")
     ax.set_ylabel(f"accuracy over the last {', '.join(map(str, windows))} rows (%)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="best")
     ax.set_title(title or "Prequential accuracy (each chunk predicted, then learnt)")
     return ax
