@@ -76,7 +76,7 @@ from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # marginkit._core.budget.RULES (marginkit is imported once --blas-threads is set)
-RULES = ("project", "project_new", "merge")
+RULES = ("project", "project_new", "project_old", "merge")
 N_TEST = 10000
 SYN_GAMMA = 0.05
 # the targets of the synthetic part, at 400000 rows

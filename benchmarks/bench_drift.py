@@ -93,7 +93,7 @@ def marginkit_models(budget):
     from marginkit import ALMAClassifier, KernelALMAClassifier
 
     models = {f"ALMA ({out})": ALMAClassifier(output=out) for out in ("avg", "last")}
-    for rule in ("project_new", "project", "merge"):
+    for rule in ("project_new", "project", "project_old", "merge"):
         for out in ("avg", "last"):
             models[f"kernel ALMA rbf, budget {budget} {rule} ({out})"] = KernelALMAClassifier(
                 kernel="rbf",

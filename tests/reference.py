@@ -836,6 +836,9 @@ def budgeted_kernel_fit(
       2009): the vectors kept S are the first ``budget - step`` stored, those stored
       after them R go, and the coefficients of S gain ``(K_SS + eps I)^-1 K_SR W_R``
       (``eps`` from S's diagonal), computed by solving the system;
+    - ``"project_old"``: as ``"project"``, but R are the vectors stored first (the
+      store a window over the latest corrections, as the Forgetron's, Dekel,
+      Shalev-Shwartz and Singer 2008, what it removes projected);
     - ``"merge"`` (BSGD, Wang, Crammer and Vucetic 2012): each of the ``step``
       vectors of least ``||u_j||^2`` merges with the free partner n of least loss into
       ``h x_j + (1 - h) x_n``, ``h`` maximising ``||u_j k^((1-h)^2) + u_n k^(h^2)||``;
@@ -887,7 +890,8 @@ def budgeted_kernel_fit(
         return both / np.where(norms > 0, norms, 1.0)
 
     def project(both, r):
-        """Remove r vectors, their coefficients projected onto the rest."""
+        """Remove r vectors (of least loss; under "project_old", the oldest), their
+        coefficients projected onto the rest."""
         nonlocal rows
         K = gram()
         U = weighted(both, K)
@@ -895,7 +899,7 @@ def budgeted_kernel_fit(
         eps = ridge * np.mean(np.diag(K))
         loss = np.sum(U * U, axis=1) / np.diag(np.linalg.inv(K + eps * np.eye(m)))
         order = sorted(range(m), key=lambda j: (loss[j], -j))
-        R = sorted(order[:r])
+        R = list(range(r)) if budget_rule == "project_old" else sorted(order[:r])
         S = [j for j in range(m) if j not in R]
         moved = np.linalg.solve(K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
         rows = [rows[j] for j in S]

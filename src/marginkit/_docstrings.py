@@ -59,7 +59,7 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         the exact algorithm. A budget above the support vectors a run makes gives that
         run's model. With a budget, ``output="voted"`` is not offered (the vote needs
         every hypothesis of the run).
-    budget_rule : {"project_new", "project", "merge"}, default="project_new"
+    budget_rule : {"project_new", "project", "project_old", "merge"}, default="project_new"
         ``"project_new"``: keep the first ``budget - max(1, budget // 20)`` vectors
         stored, and at each step project the vectors stored since onto them (the
         Projectron of Orabona, Keshet and Caputo 2009 with a fixed set; any kernel;
@@ -69,6 +69,9 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         ``"project"``: remove the vectors that carry least of the last and averaged
         hypotheses and project what they carried onto the vectors kept (any kernel;
         ``O(budget^2 x step)`` per step, a factorisation by LAPACK every 8 steps).
+        ``"project_old"``: remove the vectors stored first and project what they
+        carried onto the later ones (any kernel; as ``"project"``'s cost): the store
+        follows the stream's latest corrections, for a stream that changes.
         ``"merge"``: merge each vector of least weight with the partner that loses
         least into one vector between them (BSGD's
         merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged).
