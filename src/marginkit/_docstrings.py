@@ -64,8 +64,7 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         stored, and at each step project the vectors stored since onto them (the
         Projectron of Orabona, Keshet and Caputo 2009 with a fixed set; any kernel;
         ``O(budget^2 x n_classes)`` per step, one factorisation in all). The vectors
-        kept never change: a stream whose distribution drifts may do better with
-        ``"project"``.
+        kept never change: a stream that changes does better with ``"project_old"``.
         ``"project"``: remove the vectors that carry least of the last and averaged
         hypotheses and project what they carried onto the vectors kept (any kernel;
         ``O(budget^2 x step)`` per step, a factorisation by LAPACK every 8 steps).
