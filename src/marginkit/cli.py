@@ -327,13 +327,13 @@ def _evaluate_prequential(args) -> int:
 
     try:
         params = dict(parse_param(p) for p in args.param)
+        sizes = {"chunk_size": args.chunk_size, "window": args.window}
         result = evaluate_prequential(
             args.model,
             args.data,
             params=params,
-            chunk_size=100 if args.chunk_size is None else args.chunk_size,
-            window=1000 if args.window is None else args.window,
             plot=args.plot,
+            **{name: value for name, value in sizes.items() if value is not None},
             **_read_options(args, -1),
         )
     except (FileNotFoundError, IsADirectoryError, ImportError, ValueError) as exc:

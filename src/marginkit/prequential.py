@@ -18,13 +18,14 @@ import os
 import pickle
 import time
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils import check_consistent_length
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import _num_samples, check_array
+
+from .formats import check_count
 
 __all__ = ["PrequentialScore", "prequential_score"]
 
@@ -76,12 +77,6 @@ class PrequentialScore:
     def seconds_per_row(self):
         """The time spent on each row, predicting and learning it."""
         return self.seconds / self.n_rows if self.n_rows else 0.0
-
-
-def _positive(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-    return int(value)
 
 
 def _chunks_of(X, y, chunk_size, classes):
@@ -162,8 +157,8 @@ def prequential_score(
             f"prequential_score needs an estimator with partial_fit and predict, got "
             f"{type(estimator).__name__}"
         )
-    chunk_size = _positive(chunk_size, "chunk_size")
-    window = _positive(window, "window")
+    chunk_size = check_count(chunk_size, "chunk_size")
+    window = check_count(window, "window")
     if y is not None and not isinstance(X, str | os.PathLike) and not hasattr(X, "shape"):
         X = check_array(X, accept_sparse="csr", dtype=None)
     model = clone(estimator)

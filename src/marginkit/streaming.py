@@ -44,7 +44,7 @@ import numpy as np
 
 from ._reading import ReadOptions, integral, svmlight_width, zero_based_of
 from ._rows import DataSummary, Norms, row_norms_p
-from .formats import checked_file, iter_chunks
+from .formats import check_count, checked_file, iter_chunks
 
 __all__ = ["FileScan", "FileStream", "check_streamable", "fit_file", "fit_stream", "prefetched"]
 
@@ -259,10 +259,7 @@ class FileStream:
         self.file_size = self.path.stat().st_size
         self.read_progress = read_progress
         self.passes = 0  # the passes of a fit read so far (__call__)
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
-            raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size}")
+        check_count(chunk_size, "chunk_size")
         if not (isinstance(zero_based, bool) or zero_based == "auto"):
             raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
         if isinstance(label_column, bool) or not isinstance(label_column, int | np.integer):

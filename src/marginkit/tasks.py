@@ -717,38 +717,37 @@ def evaluate_prequential(
         "model_bytes": score.model_bytes,
     }
     if plot is not None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from ._files import atomic_write
         from .plotting import plot_prequential
 
-        fig, ax = plt.subplots(figsize=(6.5, 4.5))
-        plot_prequential(score, ax=ax, title=f"{estimator} on {Path(data).name}")
-        fig.tight_layout()
-        atomic_write(plot, lambda f: fig.savefig(f, format="png", dpi=100))
-        plt.close(fig)
-        out["plot"] = str(plot)
+        title = f"{estimator} on {Path(data).name}"
+        out["plot"] = str(_save_plot(plot, lambda ax: plot_prequential(score, ax, title)))
     return out
 
 
 def _plot_margins(est, X, y, png, title):
     """Draw the cumulative margin distribution of (X, y) under ``est`` into ``png``."""
+    from .plotting import plot_margin_distribution
+
+    def draw(ax):
+        plot_margin_distribution(est, X, y, ax=ax)
+        ax.set_title(title)
+
+    return _save_plot(png, draw)
+
+
+def _save_plot(png, draw):
+    """A figure drawn by ``draw(ax)`` (matplotlib, no display) written to ``png`` whole
+    or not at all; its path."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plotting import plot_margin_distribution
-
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    plot_margin_distribution(est, X, y, ax=ax)
-    ax.set_title(title)
-    fig.tight_layout()
     from ._files import atomic_write
 
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    draw(ax)
+    fig.tight_layout()
     atomic_write(png, lambda f: fig.savefig(f, format="png", dpi=100))
     plt.close(fig)
     return Path(png)

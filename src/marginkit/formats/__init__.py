@@ -166,6 +166,16 @@ def read_file(
     return Dataset(X, y, fmt, None)
 
 
+def check_count(value, name):
+    """``value`` as an int, or the ValueError of a ``name`` that is not an integer >= 1
+    (a chunk's rows, a window's)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value}")
+    return int(value)
+
+
 def iter_chunks(
     path,
     chunk_size,
@@ -212,10 +222,7 @@ def iter_chunks(
     FileNotFoundError, ValueError
         As :func:`read_file`, when the chunk that holds the bad line is read.
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int | np.integer):
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size!r}")
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1, got {chunk_size}")
+    check_count(chunk_size, "chunk_size")
     if is_path(path):
         checked_file(path)  # now, not when the first chunk is asked for
     fmt = data_format(path, fmt)
