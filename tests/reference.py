@@ -121,16 +121,35 @@ def alma_binary(X, y, p, alpha, B, C, max_iter=1, weights=None):
     return hyps, counts
 
 
-def combine(values, counts, output, scales=None):
+def trial_weights(counts, horizon=None):
+    """The weight of each hypothesis in the average, from the trials it was the
+    post-trial hypothesis of (``counts``, in order): c_k; with a horizon H, the sum over
+    its trials t of ``(1 - 1 / H)^(T - t)``, T the trials in all, written out trial by
+    trial."""
+    if horizon is None:
+        return [float(c) for c in counts]
+    beta = 1.0 - 1.0 / horizon
+    T = sum(counts)
+    out, t = [], 0
+    for c in counts:
+        out.append(sum(beta ** (T - (t + j + 1)) for j in range(c)))
+        t += c
+    return out
+
+
+def combine(values, counts, output, scales=None, horizon=None):
     """The 'last', 'avg' or 'voted' output from every hypothesis's values and counts.
 
-    avg: sum_k c_k v_k / sum_k c_k; voted: sum_k c_k sign(v_k) / sum_k c_k. ``scales``
-    (the rounding scale of each value, as ``values``) records the signs the vote takes.
+    avg: sum_k c_k v_k / sum_k c_k (with a horizon, the weights of
+    :func:`trial_weights` in place of c_k); voted: sum_k c_k sign(v_k) / sum_k c_k.
+    ``scales`` (the rounding scale of each value, as ``values``) records the signs the
+    vote takes.
     """
     if output == "last":
         return values[-1]
     if output == "avg":
-        return sum(c * v for v, c in zip(values, counts, strict=True)) / sum(counts)
+        weights = trial_weights(counts, horizon)
+        return sum(c * v for v, c in zip(values, weights, strict=True)) / sum(weights)
     if scales is not None:
         for k, (v, s, c) in enumerate(zip(values, scales, counts, strict=True)):
             if c > 0:
@@ -183,14 +202,21 @@ def alma_fit(
     return runs, R
 
 
-def alma_scores(runs, X, p, output, R=None):
-    """Decision values of the 'last', 'avg' or 'voted' hypothesis on normalised X."""
+def alma_scores(runs, X, p, output, R=None, horizon=None):
+    """Decision values of the 'last', 'avg' or 'voted' hypothesis on normalised X (the
+    average of ``horizon``, :func:`trial_weights`)."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
     if R is not None:
         X = augment(X, R)
     Xh = normalise(X, p)
     cols = [
-        combine([Xh @ w for w in hyps], counts, output, [np.abs(Xh) @ np.abs(w) for w in hyps])
+        combine(
+            [Xh @ w for w in hyps],
+            counts,
+            output,
+            [np.abs(Xh) @ np.abs(w) for w in hyps],
+            horizon,
+        )
         for hyps, counts in runs
     ]
     scores = np.column_stack(cols)
@@ -312,7 +338,7 @@ def kernel_alma_fit(
         for t in ovr_targets(y, classes)
     ]
 
-    def scores(X_test, output):
+    def scores(X_test, output, horizon=None):
         X_test = X_test.toarray() if sp.issparse(X_test) else np.asarray(X_test, dtype=float)
         cols = []
         for hyps, counts in runs:
@@ -326,7 +352,7 @@ def kernel_alma_fit(
                 scales = [
                     sum(abs(b * row[j]) for j, b in zip(s, beta, strict=True)) for s, beta in hyps
                 ]
-                col.append(combine(values, counts, output, scales))
+                col.append(combine(values, counts, output, scales, horizon))
             cols.append(col)
         out = np.array(cols).T
         return out.ravel() if out.shape[1] == 1 else out
@@ -481,13 +507,16 @@ def linear_fit(binary, X, y, fit_intercept=False, intercept_scaling="max", **kwa
     return [binary(X, t, **kwargs) for t in ovr_targets(y, classes)], R
 
 
-def linear_scores(runs, X, output, R=None):
-    """w . x (+ the bias coordinate) for the 'last', 'avg' or 'voted' hypothesis."""
+def linear_scores(runs, X, output, R=None, horizon=None):
+    """w . x (+ the bias coordinate) for the 'last', 'avg' or 'voted' hypothesis (the
+    average of ``horizon``, :func:`trial_weights`)."""
     X = _dense(X)
     if R is not None:
         X = augment(X, R)
     cols = [
-        combine([X @ w for w in hyps], counts, output, [np.abs(X) @ np.abs(w) for w in hyps])
+        combine(
+            [X @ w for w in hyps], counts, output, [np.abs(X) @ np.abs(w) for w in hyps], horizon
+        )
         for hyps, counts in runs
     ]
     scores = np.column_stack(cols)
@@ -574,7 +603,7 @@ def pumma_binary(
     return hyps, counts, epochs, not changed
 
 
-def pumma_scores(runs, X, output):
+def pumma_scores(runs, X, output, horizon=None):
     """w . x + b for the 'last', 'avg' or 'voted' hypothesis of each binary run."""
     X = _dense(X)
     cols = [
@@ -583,6 +612,7 @@ def pumma_scores(runs, X, output):
             counts,
             output,
             [np.abs(X) @ np.abs(w) + abs(b) for w, b in hyps],
+            horizon,
         )
         for hyps, counts, *_ in runs
     ]
@@ -659,7 +689,7 @@ def kernel_family_binary(K, y, rule, max_iter=1, delta=0.0, weights=None, lam=0.
     return hyps, counts
 
 
-def kernel_family_scores(runs, K_test, output):
+def kernel_family_scores(runs, K_test, output, horizon=None):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)``."""
     cols = [
         combine(
@@ -667,6 +697,7 @@ def kernel_family_scores(runs, K_test, output):
             counts,
             output,
             [np.abs(K_test) @ np.abs(beta) for beta in hyps],
+            horizon,
         )
         for hyps, counts in runs
     ]
@@ -727,7 +758,7 @@ def kernel_pumma_binary(K, y, delta, lam=0.0, max_iter=100, min_epochs=1, weight
     return hyps, counts, epochs, not changed
 
 
-def kernel_pumma_scores(runs, K_test, output):
+def kernel_pumma_scores(runs, K_test, output, horizon=None):
     """Decision values on test rows, ``K_test[i, j] = K(test_i, train_j)`` (no lam)."""
     cols = [
         combine(
@@ -735,6 +766,7 @@ def kernel_pumma_scores(runs, K_test, output):
             counts,
             output,
             [np.abs(K_test) @ np.abs(beta) + abs(b) for beta, b in hyps],
+            horizon,
         )
         for hyps, counts, *_ in runs
     ]
@@ -811,20 +843,23 @@ def budgeted_kernel_fit(
     ridge=1e-8,
     golden=60,
     lam=0.0,
+    horizon=None,
 ):
     """Kernel ALMA_2 (``rule="alma"``), the kernel Perceptron or (aggressive) ROMMA on
     one store of at most ``budget`` support vectors, shared by the one-vs-rest problems,
     one example at a time.
 
-    Every hypothesis is kept as explicit coefficients ``W[j, c]`` on the stored
-    vectors (``w_c = sum_j W[j, c] phi_hat(x_j)``), their norms computed from their
-    definition, and the average as its running sum over the trials, added after every
-    trial. A trial that stores a vector and so fills the store to ``budget`` is followed
-    by a maintenance step. An example corrected again (in a later pass) is the vector it
-    was stored as, its coefficients summed; the store counts ``entries``, a vector or a
-    later correction of one, and a trial that adds one and so brings them to ``budget``
-    is followed by a maintenance step: the entries become the vectors, and where more
-    than ``budget - step`` vectors remain, a step that removes or merges them:
+    Every hypothesis is kept as explicit coefficients ``W[j, c]`` on the stored vectors
+    (``w_c = sum_j W[j, c] phi_hat(x_j)``), their norms computed from their definition,
+    and the average as its running sum over the trials, added after every trial (with a
+    ``horizon`` H, the sum times ``1 - 1 / H`` before each addition, and the trials'
+    total weight with it). A trial that stores a vector and so fills the store to
+    ``budget`` is followed by a maintenance step. An example corrected again (in a later
+    pass) is the vector it was stored as, its coefficients summed; the store counts
+    ``entries``, a vector or a later correction of one, and a trial that adds one and so
+    brings them to ``budget`` is followed by a maintenance step: the entries become the
+    vectors, and where more than ``budget - step`` vectors remain, a step that removes
+    or merges them:
 
     - ``"project"`` (Projectron's projection, Orabona, Keshet and Caputo 2009; Wang
       and Vucetic 2010): the loss of vector j is ``||u_j||^2 / (K + eps I)^-1_jj``, u_j
@@ -1034,8 +1069,12 @@ def budgeted_kernel_fit(
                             Z[t, c] += b_ * yt
                 k[c] += 1
             trials += 1
-            weight_total += 1.0
-            avg += W
+            if horizon is None:
+                weight_total += 1.0
+                avg += W
+            else:
+                weight_total = (1.0 - 1.0 / horizon) * weight_total + 1.0
+                avg = (1.0 - 1.0 / horizon) * avg + W
             if stored and entries >= budget:
                 maintain()
 

@@ -317,6 +317,8 @@ def test_refusals(threads):
         MixingClassifier(PerceptronClassifier(shuffle=False, output="voted")).fit(dX, y)
     with pytest.raises(ValueError, match="does not support keep_corrections=True"):
         MixingClassifier(ALMAClassifier(shuffle=False, keep_corrections=True)).fit(dX, y)
+    with pytest.raises(ValueError, match="does not support a horizon \\(got horizon=50\\)"):
+        MixingClassifier(ALMAClassifier(shuffle=False, horizon=50)).fit(dX, y)
     with pytest.raises(ValueError, match="does not support class_weight \\(got 'balanced'\\)"):
         MixingClassifier(PerceptronClassifier(class_weight="balanced")).fit(dX, y)
     # the estimator's shuffle is not the shards': each learns its rows in their order

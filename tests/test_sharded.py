@@ -94,6 +94,13 @@ def assert_same_model(sharded, one, X_test, same_work=True):
 # tolerance, so that examples corrected in an epoch come back in a later one
 CASES = {
     "alma-rbf-avg-2": (dict(kernel="rbf", gamma=0.3, output="avg"), KernelALMAClassifier, 2, 200),
+    # an average with a horizon: its weights grow and are rescaled on the driver
+    "alma-rbf-horizon-3": (
+        dict(kernel="rbf", gamma=0.3, output="avg", horizon=1.5),
+        KernelALMAClassifier,
+        3,
+        200,
+    ),
     "alma-rbf-voted-3": (
         dict(kernel="rbf", gamma=0.3, output="voted"),
         KernelALMAClassifier,
@@ -178,6 +185,7 @@ def make_case(name):
 #: without its soft margin, aggressive ROMMA), output, kernel and cache setting on one
 #: format or the other; tests/conftest.py's HEAVY moves more.
 SLOW_FORMATS = {
+    "alma-rbf-horizon-3": {"csr"},
     "alma-rbf-voted-3": {"csr"},
     "alma-rbf-last-3": {"dense", "csr"},
     "alma-rbf-last-2-nocache": {"dense", "csr"},

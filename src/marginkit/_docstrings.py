@@ -21,6 +21,16 @@ PASSES_DOC = """tol : float >= 0 or None, default=1e-3
         Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
         until marginkit 0.3."""
 
+HORIZON_DOC = """horizon : float > 1 or None, default=None
+        The averaged output's horizon, for a stream that changes: over T trials, the
+        hypothesis after trial t weighs ``(1 - 1 / horizon)^(T - t)``, an exponential
+        average over about the last ``horizon`` trials (each binary problem's), which
+        forgets a concept the stream has left. It is kept as exactly as the plain
+        average, by the same running sums (no copy of any hypothesis). None weighs every
+        trial alike: Freund and Schapire's average, the papers'. Only ``output="avg"``
+        reads it (``"last"`` is the horizon of one trial); set after a fit, it takes
+        effect at the next (docs/streams.md)."""
+
 KEEP_CORRECTIONS_DOC = """keep_corrections : bool, default=False
         Keep every correction (the non-zeros of the corrected instances and their
         coefficients), which the voted output replays, so that ``output`` can be set to

@@ -38,6 +38,7 @@ from ._traits import Traits
 #: ``normalize``).
 KERNEL_CONSTRAINTS = {
     **ONLINE_CONSTRAINTS,
+    "horizon": [Interval(Real, 1, None, closed="neither"), None],
     "kernel": [StrOptions(set(KERNELS)), callable],
     "degree": [Interval(Integral, 1, None, closed="left")],
     "gamma": [Interval(Real, 0, None, closed="neither"), StrOptions({"scale", "auto"})],
@@ -125,6 +126,9 @@ class KernelOnlineClassifier(OnlineClassifier):
 
     def _changed_since_fit(self):
         changed = super()._changed_since_fit()
+        horizon = self._kstate.horizon
+        if (None if self.horizon is None else float(self.horizon)) != horizon:
+            changed["horizon"] = horizon
         fitted = self._kstate.kernel
         if self.kernel is not fitted.kernel and self.kernel != fitted.kernel:
             changed["kernel"] = fitted.kernel
@@ -205,6 +209,7 @@ class KernelOnlineClassifier(OnlineClassifier):
         kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
         kernel.offset = self._kernel_offset(data, kernel)
         self._kstate = self._new_state(data, kernel)
+        self._kstate.set_horizon(self.horizon)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0

@@ -55,6 +55,7 @@ BIAS_RANGE = (2.0**-500, 2.0**500)
 #: The parameters of the linear online classifiers (the Perceptron's).
 LINEAR_CONSTRAINTS = {
     **ONLINE_CONSTRAINTS,
+    "horizon": [Interval(Real, 1, None, closed="neither"), None],
     "keep_corrections": ["boolean"],
     "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
     "fit_intercept": ["boolean"],
@@ -117,13 +118,18 @@ class OnlineLinearClassifier(OnlineClassifier):
         )
         self.R_ = self._bias_coordinate(data.norms(self.p_)) if self.fit_intercept else 0.0
         n_problems = self._n_problems
-        self._states = [PNormState(d, self.p_, self._keeps_log) for _ in range(n_problems)]
+        self._states = [self._new_state(d, self.p_) for _ in range(n_problems)]
         self.n_corrections_per_class_ = np.zeros(n_problems, dtype=np.int64)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self._fold_below = _fold_threshold(self.p_)
 
     _added_params = LINEAR_ADDED_PARAMS
+
+    def _new_state(self, d, p):
+        """A problem's fresh state: no corrections, the average of ``horizon``."""
+        horizon = None if self.horizon is None else float(self.horizon)
+        return PNormState(d, p, self._keeps_log, horizon=horizon)
 
     def _checked_summary(self, X):
         data = super()._checked_summary(X)
@@ -260,6 +266,9 @@ class OnlineLinearClassifier(OnlineClassifier):
         d = self.n_features_in_ + (1 if self._fitted_intercept else 0)
         if self._resolve_p(d) != self.p_:
             changed["p"] = self.p_
+        fitted = self._states[0].horizon
+        if (None if self.horizon is None else float(self.horizon)) != fitted:
+            changed["horizon"] = fitted
         return changed
 
     def _model_aug(self):

@@ -115,6 +115,7 @@ ADDED_PARAMS = {
     "validation_fraction": 0.1,
     "n_iter_no_change": 2,
     "class_weight": None,
+    "horizon": None,
 }
 
 

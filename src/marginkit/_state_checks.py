@@ -148,7 +148,8 @@ def check_kernel_state(state, where, n_features, n_problems, forgets):
     names = ("kernel", "normalize", "n_problems", "store", "s", "norm2", "k", "T")
     names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *state.PER_VECTOR)
     # a file of 0.1 has no budget, one saved before ``filled`` counted its entries
-    check.attributes(state, where, names, ("budget", "filled", "slack", "decayed"))
+    optional = ("budget", "filled", "slack", "decayed", "horizon", "decay")
+    check.attributes(state, where, names, optional)
     check.flag(state.filled, w + "filled")
     check_kernel(check.instance(state.kernel, w + "kernel", Kernel), w + "kernel")
     check.flag(state.normalize, w + "normalize")
@@ -173,6 +174,21 @@ def check_kernel_state(state, where, n_features, n_problems, forgets):
     if "decayed" in vars(state):
         if check.real(state.decayed, w + "decayed", 0.0) > state.n_trials:
             check.fail(w + "decayed", f"must be at most the {state.n_trials} trials")
+    check_horizon(state, where)
+
+
+def check_horizon(state, where):
+    """A kernel store's horizon and its averaging weights (:data:`Problems`): none, or
+    a horizon > 1 whose growth per trial follows from it, the weight of the next trial
+    between 1 and its limit, the trials' total weight finite and >= 0."""
+    w = f"{where}."
+    if "horizon" not in vars(state) and "decay" not in vars(state):
+        return
+    h = check.real(state.horizon, w + "horizon")
+    decay = check.array(state.decay, w + "decay", np.float64, (3,), finite=True)
+    ok = h > 1.0 and decay[1] == 1.0 / (1.0 - 1.0 / h)
+    if not (ok and 1.0 <= decay[0] <= L.GROWTH_LIMIT * decay[1] and decay[2] >= 0):
+        check.fail(w + "decay", "holds averaging weights that do not follow from the horizon")
 
 
 @checks_state_of(PairState)
@@ -186,7 +202,8 @@ def check_pairs_state(state, where, n_features, n_problems):
     names = ("kernel", "normalize", "n_problems", "POS", "NEG", "hcount", "k", "seen")
     names += ("pos_row", "neg_row", "conflicts", "pos_ref", "neg_ref", "n_trials")
     names += ("n_seen", "n_kernel_evals", "margin", *state.PER_VECTOR, *state.PER_PROBLEM)
-    check.attributes(state, where, names)
+    check.attributes(state, where, names, ("horizon", "decay"))
+    check_horizon(state, where)
     check_kernel(check.instance(state.kernel, w + "kernel", Kernel), w + "kernel")
     check.flag(state.normalize, w + "normalize")
     C = check.equal(state.n_problems, w + "n_problems", n_problems)
@@ -255,6 +272,15 @@ def check_pnorm_state(state, where, d, p):
     sums = (fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W], fs[L.F_SLACK], fs[L.F_SLACK_WORK])
     if not (fs[L.F_S] > 0 and min(sums) >= 0):
         check.fail(w + "fs", "holds a scale, norm or count that is not positive")
+    # the horizon's weights (marginkit._core.linear): none, or a growth of the trial
+    # weight of 1 / (1 - 1 / horizon) from 1 up to its limit
+    if fs[L.F_HORIZON] == 0:
+        ok = fs[L.F_STEP] == 1.0 and fs[L.F_GROWTH] == 1.0
+    else:
+        ok = fs[L.F_HORIZON] > 1.0 and fs[L.F_STEP] == 1.0 / (1.0 - 1.0 / fs[L.F_HORIZON])
+        ok = ok and 1.0 <= fs[L.F_GROWTH] <= L.GROWTH_LIMIT * fs[L.F_STEP]
+    if not (ok and fs[L.F_MASS] >= 0):
+        check.fail(w + "fs", "holds a horizon whose trial weights do not follow from it")
     # the slack coordinates of a fit's rows (a checkpoint mid-fit); a pass takes
     # them only when they number its rows (OnlineLinearClassifier._run)
     check.array(state.slack, w + "slack", np.float64, (None,), finite=True)

@@ -11,6 +11,7 @@ from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
     EARLY_STOPPING_DOC,
+    HORIZON_DOC,
     KEEP_CORRECTIONS_DOC,
     N_ITER_NO_CHANGE_DOC,
     PASSES_DOC,
@@ -111,6 +112,7 @@ class ALMAClassifier(ALMAMarginScale, OnlineLinearClassifier):
         corrections: see ``keep_corrections``). The default is the average: the paper
         finds it "substantially more accurate" in every experiment, at no extra cost
         (docs/defaults.md); Figure 1 of the paper predicts with ``"last"``.
+    {HORIZON_DOC}
     {KEEP_CORRECTIONS_DOC}
     max_iter : int >= 1, default=1000
         The most passes over the training set :meth:`fit` makes (the counter k carries
@@ -172,6 +174,7 @@ class ALMAClassifier(ALMAMarginScale, OnlineLinearClassifier):
         B=None,
         C=SQRT2,
         output="avg",
+        horizon=None,
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
@@ -189,6 +192,7 @@ class ALMAClassifier(ALMAMarginScale, OnlineLinearClassifier):
         self.B = B
         self.C = C
         self.output = output
+        self.horizon = horizon
         self.keep_corrections = keep_corrections
         self.max_iter = max_iter
         self.tol = tol
@@ -245,6 +249,7 @@ class KernelALMAClassifier(ALMAMarginScale, KernelOnlineClassifier):
         from the same run, each at the cost of one kernel row per test point. The
         average by default: the paper finds it "substantially more accurate" in every
         experiment (docs/defaults.md).
+    {HORIZON_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set (the paper's MNIST runs:
         1 to 3); ``tol`` ends them when the corrections stop falling (after 9 passes on
@@ -331,6 +336,7 @@ class KernelALMAClassifier(ALMAMarginScale, KernelOnlineClassifier):
         B=None,
         C=SQRT2,
         output="avg",
+        horizon=None,
         max_iter=1000,
         tol=1e-3,
         shuffle=True,
@@ -356,6 +362,7 @@ class KernelALMAClassifier(ALMAMarginScale, KernelOnlineClassifier):
         self.B = B
         self.C = C
         self.output = output
+        self.horizon = horizon
         self.max_iter = max_iter
         self.tol = tol
         self.shuffle = shuffle

@@ -13,7 +13,7 @@ from . import _checks as check
 from ._checkpoints import check_epoch_loop, check_fingerprint
 from ._core import linear as L
 from ._core.state import PNormState
-from ._docstrings import KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
+from ._docstrings import HORIZON_DOC, KEEP_CORRECTIONS_DOC, SHUFFLE_DOC, intercept_doc
 from ._linear_base import LINEAR_CONSTRAINTS, LINEAR_TRAITS, OnlineLinearClassifier
 from ._order import epoch_order, rows_by_content
 from ._passes import ended_early, still_improving
@@ -126,6 +126,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
     output : {{"last", "avg", "voted"}}, default="avg"
         The guarantee is for ``"last"``; the average and the vote are over the
         hypotheses of the final guess. The average by default (docs/defaults.md).
+    {HORIZON_DOC}
     {KEEP_CORRECTIONS_DOC}
     {SHUFFLE_DOC}
     {CLASS_WEIGHT_DOC}
@@ -190,6 +191,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         max_iter=1000,
         tol=1e-3,
         output="avg",
+        horizon=None,
         keep_corrections=False,
         shuffle=True,
         random_state=None,
@@ -202,6 +204,7 @@ class MarginPerceptronClassifier(OnlineLinearClassifier):
         self.max_iter = max_iter
         self.tol = tol
         self.output = output
+        self.horizon = horizon
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state

@@ -4,6 +4,7 @@ from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
     EARLY_STOPPING_DOC,
+    HORIZON_DOC,
     KEEP_CORRECTIONS_DOC,
     KERNEL_DOC,
     N_ITER_NO_CHANGE_DOC,
@@ -48,6 +49,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         with ``"last"``. Where no plane separates the classes the vote is more
         accurate (Bananas 38.00% against 47.40%), but the model is its log of
         corrections (104 MB on USPS against 0.1 MB) and predicting replays it.
+    {HORIZON_DOC}
     {KEEP_CORRECTIONS_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
@@ -94,6 +96,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         self,
         *,
         output="avg",
+        horizon=None,
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
@@ -107,6 +110,7 @@ class PerceptronClassifier(OnlineLinearClassifier):
         n_epochs="deprecated",
     ):
         self.output = output
+        self.horizon = horizon
         self.keep_corrections = keep_corrections
         self.max_iter = max_iter
         self.tol = tol
@@ -139,6 +143,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
+    {HORIZON_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
         the mistakes stop falling (after 8 passes on USPS, 16 on Letter), or
@@ -192,6 +197,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         self,
         *,
         output="avg",
+        horizon=None,
         max_iter=1000,
         tol=1e-3,
         shuffle=True,
@@ -215,6 +221,7 @@ class KernelPerceptronClassifier(KernelOnlineClassifier):
         n_epochs="deprecated",
     ):
         self.output = output
+        self.horizon = horizon
         self.max_iter = max_iter
         self.tol = tol
         self.shuffle = shuffle

@@ -15,7 +15,7 @@ from ._core import linear as L
 from ._core import pumma as K
 from ._core.pairs import PairState, train_pairs
 from ._core.pumma import PUMMAState
-from ._docstrings import KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
+from ._docstrings import HORIZON_DOC, KEEP_CORRECTIONS_DOC, KERNEL_DOC, SHUFFLE_DOC
 from ._kernel_base import KERNEL_CONSTRAINTS, KERNEL_TRAITS, KernelOnlineClassifier, block_size_for
 from ._linear_base import (
     LINEAR_CONSTRAINTS,
@@ -127,6 +127,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
         ``sum_k c_k sign(w_k . x + b_k)`` (``c_k``: trials hypothesis k survived); all
         three come from one run. The margin guarantee is for ``"last"``; the average
         predicts better on data that are not separable (docs/defaults.md).
+    {HORIZON_DOC}
     {KEEP_CORRECTIONS_DOC}
     {SHUFFLE_DOC}
     {CLASS_WEIGHT_DOC}
@@ -195,6 +196,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
         max_iter=1000,
         tol=1e-3,
         output="avg",
+        horizon=None,
         keep_corrections=False,
         shuffle=True,
         random_state=None,
@@ -208,6 +210,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
         self.max_iter = max_iter
         self.tol = tol
         self.output = output
+        self.horizon = horizon
         self.keep_corrections = keep_corrections
         self.shuffle = shuffle
         self.random_state = random_state
@@ -223,7 +226,11 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
     def _initialise(self, data):
         super()._initialise(data)
         d = data.n_features
-        self._states = [PUMMAState(d, self.p_, self._keeps_log) for _ in range(self._n_problems)]
+        horizon = None if self.horizon is None else float(self.horizon)
+        self._states = [
+            PUMMAState(d, self.p_, self._keeps_log, horizon=horizon)
+            for _ in range(self._n_problems)
+        ]
         self.n_epochs_ = 0
         self.converged_ = False
         self._model_lam()  # a ValueError, before any training, when lam swamps the data
@@ -410,6 +417,7 @@ class KernelPUMMAClassifier(PUMMAEpochs, KernelOnlineClassifier):
         Deprecated: the former name of ``max_iter``, taken (with a ``FutureWarning``)
         until marginkit 0.3.
     output : {{"last", "avg", "voted"}}, default="avg"
+    {HORIZON_DOC}
     {SHUFFLE_DOC}
     {CLASS_WEIGHT_DOC}
     {KERNEL_DOC}
@@ -467,6 +475,7 @@ class KernelPUMMAClassifier(PUMMAEpochs, KernelOnlineClassifier):
         max_iter=1000,
         tol=1e-3,
         output="avg",
+        horizon=None,
         shuffle=True,
         random_state=None,
         kernel="rbf",
@@ -485,6 +494,7 @@ class KernelPUMMAClassifier(PUMMAEpochs, KernelOnlineClassifier):
         self.max_iter = max_iter
         self.tol = tol
         self.output = output
+        self.horizon = horizon
         self.shuffle = shuffle
         self.random_state = random_state
         self.kernel = kernel

@@ -10,6 +10,7 @@ from ._core import linear as L
 from ._docstrings import (
     BUDGET_DOC,
     EARLY_STOPPING_DOC,
+    HORIZON_DOC,
     KEEP_CORRECTIONS_DOC,
     KERNEL_DOC,
     N_ITER_NO_CHANGE_DOC,
@@ -161,6 +162,7 @@ class ROMMAClassifier(ROMMARule, OnlineLinearClassifier):
         ``sum_k c_k sign(w_k . x)`` (``c_k``: trials ``w_k`` survived); all three come
         from one run. The average by default (docs/defaults.md); the paper's ROMMA
         predicts with ``"last"``.
+    {HORIZON_DOC}
     {KEEP_CORRECTIONS_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them when
@@ -212,6 +214,7 @@ class ROMMAClassifier(ROMMARule, OnlineLinearClassifier):
         delta=0.0,
         lam=1.0,
         output="avg",
+        horizon=None,
         keep_corrections=False,
         max_iter=1000,
         tol=1e-3,
@@ -228,6 +231,7 @@ class ROMMAClassifier(ROMMARule, OnlineLinearClassifier):
         self.delta = delta
         self.lam = lam
         self.output = output
+        self.horizon = horizon
         self.keep_corrections = keep_corrections
         self.max_iter = max_iter
         self.tol = tol
@@ -292,6 +296,7 @@ class KernelROMMAClassifier(ROMMARule, KernelOnlineClassifier):
     output : {{"last", "avg", "voted"}}, default="avg"
         The average by default (docs/defaults.md); the published algorithm predicts
         with ``"last"``.
+    {HORIZON_DOC}
     max_iter : int >= 1, default=1000
         The most passes of :meth:`fit` over the training set; ``tol`` ends them, with
         the soft margin, when ``||w~||^2`` (its coordinates included), which every
@@ -353,6 +358,7 @@ class KernelROMMAClassifier(ROMMARule, KernelOnlineClassifier):
         delta=0.0,
         lam=1.0,
         output="avg",
+        horizon=None,
         max_iter=1000,
         tol=1e-3,
         shuffle=True,
@@ -379,6 +385,7 @@ class KernelROMMAClassifier(ROMMARule, KernelOnlineClassifier):
         self.delta = delta
         self.lam = lam
         self.output = output
+        self.horizon = horizon
         self.max_iter = max_iter
         self.tol = tol
         self.shuffle = shuffle

@@ -381,9 +381,7 @@ def decay_average(state, budget):
     """The averaged hypothesis's sums (closed) and the trials' total weight times
     ``1 - step / size``, before a merge step (the module's docstring, "The average
     under merging")."""
-    rho = 1.0 - budget.step / budget.size
-    state.acc[: state.m] *= rho
-    state.decayed = rho * state.trial_weight()
+    state.decay_sums(1.0 - budget.step / budget.size)
 
 
 def project(state, inverse, r, oldest=False):

@@ -29,6 +29,17 @@ dg of g_i at a trial adds ``Sigma_before * dg`` to ``u_i``, and the sum is
 v grows, so Sigma is restarted from 0 (``acc += Sigma g - u; u = 0``, an O(d)
 flush) when the trials' additions become small against it.
 
+With a horizon H (``fs[F_HORIZON]``), the averaged output weighs the hypothesis
+after trial t by ``beta^(T - t)``, ``beta = 1 - 1 / H``, T the trials so far: an
+exponential average over about the last H trials, for a stream that changes. The
+same lazy sums keep it without any decay step: trial t adds its hypothesis times a
+growing weight ``G_t = beta^-t`` (``fs[F_GROWTH]``, times ``fs[F_STEP] = 1 / beta``
+after each trial), and the output is the sum divided by the trials' total weight
+``sum_t G_t`` (``fs[F_MASS]``), both in the units of G. When G passes
+``GROWTH_LIMIT``, the sums are flushed and divided by it (G back to 1), an O(d)
+step every ``200 ln 2 H`` trials or so. Without a horizon G is 1 throughout and the
+sums are those above, bit for bit.
+
 For p = 2, g is v itself: callers pass the same array for both.
 
 When the state keeps its log (``ist[I_LOG]``), every correction is logged (the
@@ -59,7 +70,11 @@ F_PENDING = 4  # factor v was multiplied by since the last logged correction
 F_SIGMA_W = 5  # current sigma = s / S^((p-2)/p), 0 while w = 0
 F_SLACK = 6  # ROMMA's soft margin: sum of the squared slack coordinates (v units)
 F_SLACK_WORK = 7  # slack coordinates changed since that sum was last recomputed
-N_FSTATE = 8
+F_GROWTH = 8  # weight of the next trial in the averaging sums (1 without a horizon)
+F_STEP = 9  # what F_GROWTH is multiplied by after each trial: 1 / (1 - 1 / horizon)
+F_MASS = 10  # the trials' total weight in the averaging sums (with a horizon)
+F_HORIZON = 11  # the horizon of the averaged output; 0: every trial (no horizon)
+N_FSTATE = 12
 
 # Indices into the integer state vector ``ist``.
 I_K = 0  # k of Figure 1: corrections so far + 1
@@ -90,6 +105,10 @@ Log = namedtuple("Log", ["start", "stop", "coef", "rescale", "count", "indices",
 # Sigma restarts from 0 (an O(d) flush) when a trial adds less than this fraction
 # to it, so that Sigma g - u keeps at least 12 significant digits.
 FLUSH_RATIO = 1e-4
+
+#: With a horizon, the averaging sums are rescaled to a trial weight of 1 (an O(d)
+#: step) when the weight of the next trial passes this, far from float64's overflow.
+GROWTH_LIMIT = 2.0**200
 
 # Update rules of ``linear_pass``: the same state, log and averaging serve them all.
 RULE_ALMA = 0  # Gentile (2001), Figure 1: normalised instances, projection onto the ball
@@ -482,6 +501,36 @@ def end_trial(trials, sigma_total, sigma_w):
 
 
 @njit(**NUMBA_INLINE)
+def end_weighted_trial(trials, sigma_total, sigma_w, growth, step, mass):
+    """:func:`end_trial` under a horizon (module docstring): the hypothesis enters the
+    sums with the trial's weight ``growth``, which then grows by ``step``. Returns
+    ``(trials, Sigma, growth, mass, restart)``; without a horizon (``step`` 1, ``growth``
+    1) the sums and ``restart`` are :func:`end_trial`'s bit for bit, with a horizon
+    ``restart`` where the weight of the next trial passes ``GROWTH_LIMIT``, so that the
+    caller flushes and rescales the sums (:func:`rescale_average`)."""
+    if step == 1.0:
+        trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        return trials, sigma_total, growth, mass + 1.0, restart
+    sigma_total += sigma_w * growth
+    mass += growth
+    growth *= step
+    return trials + 1, sigma_total, growth, mass, growth > GROWTH_LIMIT
+
+
+@njit(**NUMBA_OPTS)
+def rescale_average(g, acc, u, sigma_total, growth, mass):
+    """Flush the lazy average (:func:`_flush_average`) and divide its sums by the
+    weight ``growth`` of the next trial, which becomes 1: the averaged output is the
+    same, in smaller units. Returns ``(Sigma, growth, mass)``, Sigma 0."""
+    _flush_average(g, acc, u, sigma_total)
+    if growth != 1.0:
+        for i in range(acc.shape[0]):
+            acc[i] /= growth
+        mass /= growth
+    return 0.0, 1.0, mass
+
+
+@njit(**NUMBA_INLINE)
 def load_scalars(fs, ist):
     """The scalars of a p-norm state a pass holds in locals (linear and PUMMA passes)."""
     return (
@@ -608,6 +657,7 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
     cap_nnz = b_data.shape[0]
     # the state, held in locals for the loop
     s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
+    growth, step, mass = fs[F_GROWTH], fs[F_STEP], fs[F_MASS]
     threshold = threshold_scale / np.sqrt(k)
     budget_out = 0
     pos = start
@@ -782,13 +832,16 @@ def linear_pass(rows, y, order, start, rule, norm, w, log):
                     s = 1.0
                 sigma_w = _sigma(s, total, p)
         # this trial's post-trial hypothesis is the current one
-        trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        trials, sigma_total, growth, mass, restart = end_weighted_trial(
+            trials, sigma_total, sigma_w, growth, step, mass
+        )
         if restart:
-            sigma_total = _flush_average(g, acc, u, sigma_total)
+            sigma_total, growth, mass = rescale_average(g, acc, u, sigma_total, growth, mass)
         if logging:
             h_count[hk] += 1
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work, pending, sigma_w, k, hk, hn, trials)
+    fs[F_GROWTH], fs[F_MASS] = growth, mass
     fs[F_SLACK] = slack_sum
     fs[F_SLACK_WORK] = slack_work
     ist[I_BUDGET] = budget_out

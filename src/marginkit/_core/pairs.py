@@ -26,8 +26,8 @@ from .kernel.blocks import WalkOutcome, fold_scales, run_blocks
 from .kernel.outputs import class_index, outputs
 from .kernel.rows import RowStore
 from .kernel.state import VectorStore
-from .kernel.walk import Problems, Sums, forget
-from .linear import Rule, row_weights
+from .kernel.walk import Problems, Sums, end_weights, forget
+from .linear import GROWTH_LIMIT, Rule, row_weights
 
 
 @njit(**NUMBA_OPTS)
@@ -116,6 +116,7 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
     Gb, Y, rows, kpos0, kneg0, lam, weights = block
     delta = rule.delta
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
+    growth, step = P.decay[0], P.decay[1]
     cur = P
     seen, bias, Gp, Gn, slp, sln = cur.seen, cur.bias, cur.Gp, cur.Gn, cur.slp, cur.sln
     pos_blk, neg_blk, pos_row, neg_row = cur.pos_blk, cur.neg_blk, cur.pos_row, cur.neg_row
@@ -253,9 +254,10 @@ def pumma_walk(rule, fold_below, start, block, P, atoms, sums, old):
                     atoms.n[0] = j + 1
                     k[c] += 1
             P.hcount[k[c] - 1, c] += 1
-            T[c] += s[c]
-            cur.Tb[c] += bias[c]
-        if fold:
+            T[c] += s[c] * growth
+            cur.Tb[c] += bias[c] * growth
+        growth = end_weights(P.decay, growth, step)
+        if fold or growth > GROWTH_LIMIT:
             return i + 1
     return b
 
@@ -428,7 +430,10 @@ class PairState(VectorStore):
         """``(coefficients, intercepts)`` of the ``last`` or ``avg`` hypothesis."""
         if output == "last":
             return self.A[: self.m] * self.s[None, :], self.bias.copy()
-        return self.averaged(), self.Tb / max(self.n_trials, 1)
+        return self.averaged(), self.Tb / max(self.trial_weight(), 1e-300)
+
+    def rescale_own(self, growth):
+        self.Tb /= growth
 
     def scores(self, data, output):
         """Decision values (n, C) on the backend of ``data``; the vote adds each
@@ -483,6 +488,8 @@ class _Pairs:
         while pos < b:
             pos = pumma_walk(self.rule, self.fold_below, pos, walk_block, P, atoms, sums, old)
             fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
+            if state.horizon is not None and state.decay[0] > GROWTH_LIMIT:
+                state.rescale_totals(own)
         na = int(atoms.n[0])
         atoms = Atoms(*(a[:na] for a in atoms[:-1]), atoms.n)
         # atom j was made at row max(pos[j], neg[j]) (its newer example)

@@ -42,18 +42,21 @@ from numba import njit
 
 from . import NUMBA_INLINE, NUMBA_OPTS
 from .linear import (
+    F_GROWTH,
+    F_MASS,
+    F_STEP,
     I_LOG,
-    _flush_average,
     _recompute,
     _reset,
     _sigma,
     _touch,
     copy_row,
     csr_dot,
-    end_trial,
+    end_weighted_trial,
     fold_scale,
     load_scalars,
     power,
+    rescale_average,
     row_arrays,
     row_weight,
     store_scalars,
@@ -417,6 +420,7 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
     cap_k = h_coef.shape[0]
     cap_nnz = b_data.shape[0]
     s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials = load_scalars(fs, ist)
+    growth, step, mass = fs[F_GROWTH], fs[F_STEP], fs[F_MASS]
     P = pf[P_POS]
     N = pf[P_NEG]
     bias = pf[P_BIAS]
@@ -633,14 +637,20 @@ def pumma_pass(rows, y, order, start, rule, w, log, support, work):
                         h_bias[hk] = bias
                     hk += 1
                     k += 1
-        trials, sigma_total, restart = end_trial(trials, sigma_total, sigma_w)
+        # the bias joins its average with the trial's weight (1 without a horizon)
+        bias_sum += bias * growth
+        trials, sigma_total, growth, mass, restart = end_weighted_trial(
+            trials, sigma_total, sigma_w, growth, step, mass
+        )
         if restart:
-            sigma_total = _flush_average(g, acc, u, sigma_total)
+            if growth != 1.0:
+                bias_sum /= growth
+            sigma_total, growth, mass = rescale_average(g, acc, u, sigma_total, growth, mass)
         if logging:
             h_count[hk] += 1
-        bias_sum += bias
         pos += 1
     store_scalars(fs, ist, s, total, sigma_total, work_done, pending, sigma_w, k, hk, hn, trials)
+    fs[F_GROWTH], fs[F_MASS] = growth, mass
     pf[P_POS] = P
     pf[P_NEG] = N
     pf[P_BIAS] = bias
@@ -663,8 +673,8 @@ class PUMMAState(PNormState):
 
     PER_CORRECTION = ("h_sigma", "h_bias")
 
-    def __init__(self, d, p, keep_log=True, cap_k=64):
-        super().__init__(d, p, keep_log, cap_k)
+    def __init__(self, d, p, keep_log=True, cap_k=64, horizon=None):
+        super().__init__(d, p, keep_log, cap_k, horizon)
         self.h_sigma = np.zeros(self.h_coef.shape[0])
         self.h_bias = np.zeros(self.h_coef.shape[0])
         self.pf = np.zeros(N_PSTATE)
@@ -712,7 +722,7 @@ class PUMMAState(PNormState):
         return float(self.pf[P_BIAS])
 
     def avg_bias(self):
-        n = self.n_trials
+        n = self.trial_weight()
         return float(self.pf[P_BIAS_SUM]) / n if n else 0.0
 
     SAVED = (

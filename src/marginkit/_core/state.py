@@ -33,9 +33,13 @@ class PNormState:
         The norm of the instances; the weights live in the dual q-norm.
     keep_log : bool, default=True
         Log the corrections, for the voted output.
+    horizon : float > 1 or None, default=None
+        The horizon of the averaged output (:mod:`marginkit._core.linear`): the
+        hypothesis after trial t weighs ``(1 - 1 / horizon)^(T - t)``; None: every
+        trial weighs 1 (Freund and Schapire's average).
     """
 
-    def __init__(self, d, p, keep_log=True, cap_k=64):
+    def __init__(self, d, p, keep_log=True, cap_k=64, horizon=None):
         self.d = int(d)
         self.p = float(p)
         self.v = np.zeros(d)
@@ -45,6 +49,11 @@ class PNormState:
         self.fs = np.zeros(L.N_FSTATE)
         self.fs[L.F_S] = 1.0
         self.fs[L.F_PENDING] = 1.0
+        self.fs[L.F_GROWTH] = 1.0
+        self.fs[L.F_STEP] = 1.0
+        if horizon is not None:
+            self.fs[L.F_HORIZON] = horizon
+            self.fs[L.F_STEP] = 1.0 / (1.0 - 1.0 / horizon)
         self.ist = np.zeros(L.N_ISTATE, dtype=np.int64)
         self.ist[L.I_K] = 1
         self.ist[L.I_LOG] = int(bool(keep_log))
@@ -134,7 +143,11 @@ class PNormState:
         fs = state.get("fs")
         if isinstance(fs, np.ndarray) and fs.dtype == np.float64 and fs.shape == (L.F_SLACK,):
             # saved before ROMMA's soft margin: no slack coordinates
-            state["fs"] = np.concatenate([fs, np.zeros(L.N_FSTATE - L.F_SLACK)])
+            fs = state["fs"] = np.concatenate([fs, np.zeros(L.F_GROWTH - L.F_SLACK)])
+        if isinstance(fs, np.ndarray) and fs.dtype == np.float64 and fs.shape == (L.F_GROWTH,):
+            # saved before the horizon: every trial weighs 1 in the average
+            trials = float(state["ist"][L.I_TRIALS])
+            state["fs"] = np.concatenate([fs, [1.0, 1.0, trials, 0.0]])
         state.setdefault("slack", np.zeros(0))
         self.__dict__.update(state)
 
@@ -216,6 +229,7 @@ class PNormState:
         out.ist[L.I_K] = int(k)
         out.ist[L.I_NHIST] = start.n_corrections + made
         out.ist[L.I_TRIALS] = start.n_trials + trials
+        out.fs[L.F_MASS] = out.n_trials
         return out
 
     def without_sum(self):
@@ -238,6 +252,12 @@ class PNormState:
         return int(self.ist[L.I_TRIALS])
 
     @property
+    def horizon(self):
+        """The horizon of the averaged output, or None (every trial weighs 1)."""
+        h = float(self.fs[L.F_HORIZON])
+        return h if h > 0.0 else None
+
+    @property
     def k(self):
         """The correction counter k of Figure 1 (corrections made so far, plus one)."""
         return int(self.ist[L.I_K])
@@ -255,9 +275,15 @@ class PNormState:
         """sum over trials t of w_(t+1): the Freund-Schapire averaged vector, unnormalised."""
         return self.acc + self.fs[L.F_SIGMA] * self.direction - self.u
 
+    def trial_weight(self):
+        """The trials' total weight in :meth:`sum_weights`: their number, or with a
+        horizon the sum of their weights in the units of the sums."""
+        return float(self.n_trials) if self.horizon is None else float(self.fs[L.F_MASS])
+
     def avg_weights(self):
-        """Mean over trials of the post-trial hypothesis."""
-        n = self.n_trials
+        """Mean over trials of the post-trial hypothesis (with a horizon, weighted: the
+        hypothesis after trial t by ``(1 - 1 / horizon)^(T - t)``)."""
+        n = self.trial_weight()
         return self.sum_weights() / n if n else np.zeros(self.d)
 
     def theta(self):

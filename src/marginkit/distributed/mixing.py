@@ -369,6 +369,12 @@ class MixingClassifier(DaskMetaEstimator):
                 "hypothesis of one stream in order, and mixing keeps only the mixed ones. "
                 "Use output='avg' or 'last'."
             )
+        if est.horizon is not None:
+            raise ValueError(
+                f"{type(self).__name__} does not support a horizon (got horizon="
+                f"{est.horizon!r}): a horizon weighs the trials of one stream by their "
+                "order, and the shards' trials have none between them. Use horizon=None."
+            )
         if est.keep_corrections:
             raise ValueError(
                 f"{type(self).__name__} does not support keep_corrections=True: the "

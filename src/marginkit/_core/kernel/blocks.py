@@ -8,9 +8,7 @@ from sklearn import config_context, get_config
 
 from ..budget import maintain
 from ..kernels import thread_pool
-from ..linear import (
-    row_weights,
-)
+from ..linear import GROWTH_LIMIT, row_weights
 from .outputs import Coefficients
 from .rows import PassRows
 from .walk import Block, New, Sums, kernel_walk
@@ -416,7 +414,8 @@ def end_block(state, rows, done, cache, m0):
     if done.reset.any():
         state.coefficients_changed()  # a hypothesis forgotten: older A zeroed
     for c in range(state.n_problems):
-        if state.s[c] < FLUSH_RATIO * state.T[c]:
+        # (with a horizon the totals are rescaled as the trials' weight grows instead)
+        if state.horizon is None and state.s[c] < FLUSH_RATIO * state.T[c]:
             state.flush(c, [done.own(c)])
     b = rows.shape[0]
     if cache is not None:
@@ -475,6 +474,8 @@ class _Corrections:
             pos = kernel_walk(self.rule, self.fold_below, pos, walk_block, P, sums, new, old)
             room -= int(adds[start:pos][new.mask[start:pos].any(axis=1)].sum())
             fold_scales(state, self.fold_below, sums, pos, cache, own, scaled)
+            if state.horizon is not None and state.decay[0] > GROWTH_LIMIT:
+                state.rescale_totals(own)
         sv_rows = np.flatnonzero(new.mask[:pos].any(axis=1))
 
         def store():

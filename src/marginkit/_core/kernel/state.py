@@ -150,9 +150,53 @@ class VectorStore:
     #: weighs 1, the total is ``n_trials``
     decayed = None
 
+    #: The averaged output's horizon (None: every trial weighs 1), and with one the
+    #: averaging weights of :data:`Problems` (``decay``: the weight of the next trial,
+    #: its growth per trial and the trials' total weight, in the units of the totals)
+    horizon = None
+    decay = None
+
+    def set_horizon(self, horizon):
+        """Weigh the hypothesis after trial t by ``(1 - 1 / horizon)^(T - t)`` in the
+        average (:mod:`marginkit._core.linear`, "horizon"); None: every trial alike."""
+        if horizon is not None:
+            self.horizon = float(horizon)
+            self.decay = np.array([1.0, 1.0 / (1.0 - 1.0 / self.horizon), 0.0])
+
     def trial_weight(self):
         """The total weight of the trials in the averaged hypothesis's sums."""
+        if self.horizon is not None:
+            return float(self.decay[2])
         return float(self.n_trials) if self.decayed is None else self.decayed
+
+    def decay_sums(self, rho):
+        """The averaged hypothesis's sums (closed) and the trials' total weight times
+        ``rho``."""
+        self.acc[: self.m] *= rho
+        if self.horizon is not None:
+            self.decay[2] *= rho
+        else:
+            self.decayed = rho * self.trial_weight()
+
+    def rescale_totals(self, extra=()):
+        """With a horizon, once the weight G of the next trial has grown past
+        :data:`marginkit._core.linear.GROWTH_LIMIT`: every problem's averaging intervals
+        closed (:meth:`flush`; ``extra(c)`` as there) and the sums divided by G, which
+        becomes 1: the same average in smaller units."""
+        growth = float(self.decay[0])
+        for c in range(self.n_problems):
+            own = extra(c) if extra else None
+            self.flush(c, [own] if own is not None else ())
+            if own is not None:
+                own[2][own[3]] /= growth
+        self.acc[: self.m] /= growth
+        self.rescale_own(growth)
+        self.decay[0] = 1.0
+        self.decay[2] /= growth
+
+    def rescale_own(self, growth):
+        """Sums of a subclass's own kept in the units of the averaging weights, divided
+        by ``growth`` (:meth:`rescale_totals`)."""
 
     def averaged(self):
         """(m, C): the coefficients of the averaged hypothesis, ``sum_k c_k w_k`` over the
@@ -165,7 +209,8 @@ class VectorStore:
 
     def problems(self):
         """The per-problem state the compiled walks update (:data:`Problems`)."""
-        return Problems(self.s, self.norm2, self.k, self.T, self.hcount)
+        decay = self.decay if self.decay is not None else np.array([1.0, 1.0, 0.0])
+        return Problems(self.s, self.norm2, self.k, self.T, self.hcount, decay)
 
     def old(self, m):
         """Views of the first ``m`` stored vectors' arrays (:data:`Old`)."""

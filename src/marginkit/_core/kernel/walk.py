@@ -7,6 +7,7 @@ from numba import njit
 
 from .. import NUMBA_OPTS
 from ..linear import (
+    GROWTH_LIMIT,
     RULE_AGGRESSIVE_ROMMA,
     RULE_ALMA,
     RULE_PERCEPTRON,
@@ -15,8 +16,12 @@ from ..linear import (
 
 #: The per-problem state the walks update (arrays of length C; ``hcount`` (m + 1, C)):
 #: the scale ``s``, ``norm2`` = ||w||^2, the correction counter ``k``, the running
-#: total ``T`` of ``s`` over trials, and the trials each hypothesis lasted.
-Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount"])
+#: total ``T`` of ``s`` over trials, and the trials each hypothesis lasted; and the
+#: averaging weights every problem shares, ``decay`` = (the weight G of the next trial
+#: in the averaging totals, what G is multiplied by after each trial, the trials' total
+#: weight): (1, 1, -) without a horizon, ``(G, 1 / (1 - 1 / horizon), sum of G)`` with
+#: one (:mod:`marginkit._core.linear`, "horizon").
+Problems = namedtuple("Problems", ["s", "norm2", "k", "T", "hcount", "decay"])
 #: The margin sums of a block (b x C): ``F`` over the stored vectors plus the block's
 #: corrections so far, ``f_seen`` as they stood at each row's trial, ``cache`` those
 #: kept across the epochs (n x C; 0 x C when none are kept), and ``slack`` the
@@ -74,7 +79,10 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
         stops after the row that fills it, for the caller to keep the budget.
     P : Problems
         Every problem's scale, squared norm ``||w||^2``, correction counter, averaging
-        total and hypothesis lifetimes (:data:`Problems`), updated in place.
+        total and hypothesis lifetimes, and the averaging weights (:data:`Problems`),
+        updated in place: each trial adds ``s_c G`` to ``T_c``; with a horizon, the walk
+        stops after a row that takes G past ``GROWTH_LIMIT``, for the caller to rescale
+        (:func:`marginkit._core.kernel.blocks.rescale_totals`).
     sums : Sums
         ``sums.F[i, c]`` holds ``sum_j A[j, c] K_hat(x_j, x_i)`` over the support
         vectors stored before the block; the walk adds the block's corrections to the
@@ -118,6 +126,8 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
     slack = sums.slack
     kept = lam > 0.0 and slack.shape[0] > 0  # each row's own coordinate across epochs
     s, norm2, k, T = P.s, P.norm2, P.k, P.T
+    decay = P.decay
+    growth, step = decay[0], decay[1]
     b, n_classes = F.shape
     last = P.hcount.shape[0] - 1  # a budgeted store keeps no lifetimes (one row)
     room = block.room
@@ -193,12 +203,25 @@ def kernel_walk(rule, fold_below, start, block, P, sums, new, old):
                     if s[c] < fold_below or s[c] * fold_below > 1.0:
                         fold = True
             P.hcount[min(k[c] - 1, last), c] += 1
-            T[c] += s[c]
+            T[c] += s[c] * growth
+        growth = end_weights(decay, growth, step)
         if made:
             room -= adds[i]
-        if fold or room <= 0:
+        if fold or room <= 0 or growth > GROWTH_LIMIT:
             return i + 1
     return b
+
+
+@njit(**NUMBA_OPTS)
+def end_weights(decay, growth, step):
+    """The end of a trial for the averaging weights ``decay`` (:data:`Problems`): the
+    trial's weight ``growth`` joins the total and grows by ``step`` for the next; both
+    kept in ``decay``. Returns the new weight. Without a horizon (``step`` 1) G stays 1
+    and the total counts the trials."""
+    decay[2] += growth
+    growth *= step
+    decay[0] = growth
+    return growth
 
 
 @njit(**NUMBA_OPTS)
