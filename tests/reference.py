@@ -844,6 +844,7 @@ def budgeted_kernel_fit(
     golden=60,
     lam=0.0,
     horizon=None,
+    removal_seed=0,
 ):
     """Kernel ALMA_2 (``rule="alma"``), the kernel Perceptron or (aggressive) ROMMA on
     one store of at most ``budget`` support vectors, shared by the one-vs-rest problems,
@@ -881,6 +882,12 @@ def budgeted_kernel_fit(
       took is projected. Before it, the average's running sum and the trials' total
       weight that divides it are multiplied by ``1 - step / budget``.
 
+    - ``"remove_oldest"``: the ``step`` vectors stored first go, with what they carry;
+    - ``"remove_random"``: ``step`` vectors drawn at random go, with what they carry:
+      ``numpy.random.default_rng([removal_seed, removed]).choice(m, step,
+      replace=False)``, ``removed`` the vectors removed before (the engine's draws, so
+      that the two remove the same).
+
     ROMMA's soft margin (``lam > 0``) gives every example a coordinate of its own,
     holding sqrt(lam), for all passes: ``Z[t, c]``, the coefficients of the
     hypothesis on example t's, enters the margin of t (``lam Z[t, c]``) and the norm
@@ -910,6 +917,7 @@ def budgeted_kernel_fit(
         return kernel_value(kernel, a, a, gamma, degree, coef0)
 
     rows, W, avg = [], np.zeros((0, P)), np.zeros((0, P))
+    n_removed = 0
     ids = []  # the example of each vector (None: a merged one)
     entries = 0
     k = np.ones(P, dtype=int)
@@ -942,7 +950,7 @@ def budgeted_kernel_fit(
         return both[S] + moved
 
     def maintain():
-        nonlocal rows, W, avg, entries, weight_total
+        nonlocal rows, W, avg, entries, weight_total, n_removed
         entries = len(rows)
         if entries <= budget - step:
             return
@@ -959,6 +967,17 @@ def budgeted_kernel_fit(
             rows = [rows[j] for j in S]
             ids[:] = [ids[j] for j in S]
             both = both[S] + moved
+        elif budget_rule in ("remove_oldest", "remove_random"):
+            r = m - (budget - step)
+            if budget_rule == "remove_oldest":
+                R = set(range(r))
+            else:
+                R = set(np.random.default_rng([removal_seed, n_removed]).choice(m, r, False))
+                n_removed += r
+            S = [j for j in range(m) if j not in R]
+            rows = [rows[j] for j in S]
+            ids[:] = [ids[j] for j in S]
+            both = both[S]
         elif budget_rule == "merge":
             decay = 1.0 - step / budget
             both[:, P:] *= decay

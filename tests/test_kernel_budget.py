@@ -104,6 +104,7 @@ def test_equals_the_reference(name, rule, n_classes):
             max_iter=2,
             gamma=0.3,
             normalize=normalise,
+            removal_seed=est._kstate.removal_seed,
             **ref_params,
         )
     assert est.n_trials_ == trials
@@ -152,7 +153,13 @@ def test_never_more_vectors_than_the_budget(rule, sparse):
     X, y = noisy(n=3000, n_classes=2, d=8, seed=3)
     X = sp.csr_matrix(X) if sparse else X
     est = KernelALMAClassifier(
-        fit_intercept=False, shuffle=False, kernel="rbf", gamma=0.2, budget=60, budget_rule=rule
+        fit_intercept=False,
+        shuffle=False,
+        kernel="rbf",
+        gamma=0.2,
+        budget=60,
+        budget_rule=rule,
+        random_state=0,
     )
     for lo in range(0, 2500, 250):
         est.partial_fit(X[lo : lo + 250], y[lo : lo + 250], classes=[0, 1])
@@ -160,8 +167,11 @@ def test_never_more_vectors_than_the_budget(rule, sparse):
         assert est.dual_coef_.shape == (1, est.support_vectors_.shape[0])
     assert est.n_corrections_ > 200
     # "project_old" keeps the latest corrections, which on a stream that does not
-    # change carry its noise: 0.716 here, the other rules 0.796 to 0.804
-    assert est.score(X[2500:], y[2500:]) > (0.7 if rule == "project_old" else 0.75)
+    # change carry its noise: 0.716 here, the other projections 0.796 to 0.804; the
+    # removals drop what the vectors carried, a twelfth of the store at every step of
+    # this small budget, the price of following a stream that changes: 0.60 to 0.67
+    floor = {"project_old": 0.7, "remove_oldest": 0.58, "remove_random": 0.58}
+    assert est.score(X[2500:], y[2500:]) > floor.get(rule, 0.75)
     assert est.n_support_.sum() <= 60
 
 
@@ -226,7 +236,7 @@ def test_a_nearly_singular_store_gets_its_inverse_factorised_anew(monkeypatch):
     assert max(errors) < 1e-5
 
 
-@pytest.mark.parametrize("rule", ["project", "project_new"])
+@pytest.mark.parametrize("rule", ["project", "project_new", "remove_random"])
 def test_a_resumed_budgeted_fit_is_the_uninterrupted_one(tmp_path, rule):
     """The projection's carried inverse lives within the rows between two checkpoints
     (``"project_new"``'s, which a checkpoint does not hold, is made anew from the same
@@ -247,6 +257,7 @@ def test_a_resumed_budgeted_fit_is_the_uninterrupted_one(tmp_path, rule):
             tol=None,
             budget=120,
             budget_rule=rule,
+            random_state=0,
         )
 
     plain = make().fit(X, y, checkpoint=tmp_path / "p.skops", checkpoint_every=256)
@@ -272,6 +283,28 @@ def test_checkpoints_change_a_projections_model_only_in_its_rounding(tmp_path):
     a, b = ckpt.decision_function(X), plain.decision_function(X)
     assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b))
     np.testing.assert_array_equal(ckpt.predict(X), plain.predict(X))
+
+
+def test_random_removals_follow_random_state():
+    """``"remove_random"`` draws from a seed its ``random_state`` gives the model: the
+    same seed the same vectors, another seed others; each step removes ``step`` vectors
+    and counts them (``n_removed``); the oldest go under ``"remove_oldest"``."""
+    X, y = noisy(n=600)
+    kw = {"shuffle": False, "kernel": "rbf", "gamma": 0.3, "budget": 40}
+
+    def fitted(**more):
+        return KernelALMAClassifier(**kw, **more).fit(X, y)
+
+    a = fitted(budget_rule="remove_random", random_state=3)
+    b = fitted(budget_rule="remove_random", random_state=3)
+    c = fitted(budget_rule="remove_random", random_state=4)
+    np.testing.assert_array_equal(a.support_, b.support_)
+    assert not np.array_equal(a.support_, c.support_)
+    state = a._kstate
+    assert state.n_removed > 0 and state.n_removed % default_step(40) == 0
+    oldest = fitted(budget_rule="remove_oldest", max_iter=1)
+    # a window over the latest corrections: the vectors kept are the newest, in order
+    assert np.all(np.diff(oldest.support_) > 0) and oldest.support_.min() > 450
 
 
 def test_a_merge_with_no_partner_projects_instead():
@@ -419,7 +452,7 @@ def test_project_new_keeps_the_first_vectors_stored(name):
     [
         slow_case(fmt, rule, slow=fmt == "pickle")
         for fmt in ("skops", "pickle")
-        for rule in ("project", "project_new")
+        for rule in ("project", "project_new", "remove_random")
     ],
 )
 def test_saved_and_loaded(tmp_path, fmt, rule):
@@ -512,7 +545,7 @@ def test_products_made_ahead_wait_for_each_maintenance_step(rule, monkeypatch):
     X, y = noisy(n=400, n_classes=3, d=6, seed=2)
     X = sp.csr_matrix(X)
     kw = {"kernel": "rbf", "gamma": 0.5, "max_iter": 3, "tol": None, "budget": 70}
-    kw.update(budget_rule=rule, block_size=16)
+    kw.update(budget_rule=rule, block_size=16, random_state=0)
     monkeypatch.setattr(blocks, "OVERLAP", False)
     alone = KernelALMAClassifier(fit_intercept=False, **{"shuffle": False, **kw}).fit(X, y)
     monkeypatch.setattr(blocks, "OVERLAP", True)
@@ -572,7 +605,8 @@ def _peak(n_rows, rule):
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak memory from /proc")
 @pytest.mark.parametrize(
-    "rule", ["project", "project_new", pytest.param("merge", marks=pytest.mark.slow)]
+    "rule",
+    ["project", "project_new", "remove_random", pytest.param("merge", marks=pytest.mark.slow)],
 )
 def test_a_budgeted_stream_in_constant_memory(rule):
     """From 30 000 rows to 70 000, 20% of labels flipped (a correction on every few

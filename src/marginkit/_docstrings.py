@@ -69,7 +69,8 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         the exact algorithm. A budget above the support vectors a run makes gives that
         run's model. With a budget, ``output="voted"`` is not offered (the vote needs
         every hypothesis of the run).
-    budget_rule : {"project_new", "project", "project_old", "merge"}, default="project_new"
+    budget_rule : {"project_new", "project", "project_old", "merge", "remove_oldest", \
+"remove_random"}, default="project_new"
         ``"project_new"``: keep the first ``budget - max(1, budget // 20)`` vectors
         stored, and at each step project the vectors stored since onto them (the
         Projectron of Orabona, Keshet and Caputo 2009 with a fixed set; any kernel;
@@ -84,8 +85,14 @@ BUDGET_DOC = """budget : int >= 2 or None, default=None
         ``"merge"``: merge each vector of least weight with the partner that loses
         least into one vector between them (BSGD's
         merge; ``kernel="rbf"`` only; ``O(budget x n_features)`` per vector merged).
-        A merged vector's ``support_`` entry is that of the heavier of the two
-        (docs/budget.md)."""
+        A merged vector's ``support_`` entry is that of the heavier of the two.
+        ``"remove_oldest"``: remove the vectors stored first, and what they carried
+        with them (the Forgetron's removal; a window over the latest corrections).
+        ``"remove_random"``: remove vectors drawn at random (the Randomized Budget
+        Perceptron of Cavallanti, Cesa-Bianchi and Gentile 2007, whose bound follows a
+        target that changes), drawn with ``random_state``. Both cost a Gram matrix of
+        the store per step (``O(budget^2 x n_features)``) and lose, on a stream that
+        does not change, what a projection keeps (docs/budget.md)."""
 
 EARLY_STOPPING_DOC = """early_stopping : bool, default=False
         Hold out ``validation_fraction`` of the rows of :meth:`fit` (each class in

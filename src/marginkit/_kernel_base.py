@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from sklearn import get_config
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._array_api import check_same_namespace
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -210,6 +210,10 @@ class KernelOnlineClassifier(OnlineClassifier):
         kernel.offset = self._kernel_offset(data, kernel)
         self._kstate = self._new_state(data, kernel)
         self._kstate.set_horizon(self.horizon)
+        if getattr(self, "budget_rule", None) == "remove_random":
+            # the seed of the removals' draws, kept with the model (marginkit._core.budget)
+            seed = check_random_state(self.random_state).randint(2**31)
+            self._kstate.removal_seed = int(seed)
         self.n_corrections_ = 0
         self.n_trials_ = 0
         self.n_kernel_evaluations_ = 0

@@ -149,6 +149,7 @@ def check_kernel_state(state, where, n_features, n_problems, forgets):
     names += ("hcount", "n_trials", "n_seen", "n_kernel_evals", "n_last", *state.PER_VECTOR)
     # a file of 0.1 has no budget, one saved before ``filled`` counted its entries
     optional = ("budget", "filled", "slack", "decayed", "horizon", "decay")
+    optional += ("removal_seed", "n_removed")
     check.attributes(state, where, names, optional)
     check.flag(state.filled, w + "filled")
     check_kernel(check.instance(state.kernel, w + "kernel", Kernel), w + "kernel")
@@ -175,6 +176,10 @@ def check_kernel_state(state, where, n_features, n_problems, forgets):
         if check.real(state.decayed, w + "decayed", 0.0) > state.n_trials:
             check.fail(w + "decayed", f"must be at most the {state.n_trials} trials")
     check_horizon(state, where)
+    if "removal_seed" in vars(state):
+        check.integer(state.removal_seed, w + "removal_seed", 0, 2**63)
+    if "n_removed" in vars(state):
+        check.integer(state.n_removed, w + "n_removed", 0, 2**62)
 
 
 def check_horizon(state, where):

@@ -2,7 +2,7 @@
 
 A budgeted store holds at most ``size`` support vectors, shared by every one-vs-rest
 problem. When a correction fills it, one maintenance step brings it down to
-``size - step`` vectors, by one of four rules (below).
+``size - step`` vectors, by one of six rules (below).
 
 Until the store is first full, a budget changes nothing: the store is the exact
 engine's, an example corrected again in a later pass an entry on the row it has (not a
@@ -73,6 +73,26 @@ budget 530: 4 times the exact fit's time, and another model).
     carried is projected onto the new rather than dropped. For a stream that changes:
     the vectors kept follow it, where ``"project_new"``'s never change.
 
+``"remove_oldest"``
+    The ``step`` vectors stored first are removed, and what they carried with them:
+    the Forgetron's removal (Dekel, Shalev-Shwartz and Singer, SIAM J. Comput. 2008),
+    without its shrinking of the coefficients, and the store a window over the
+    stream's latest corrections, as ``"project_old"``'s. On a stream that changes, what
+    the old concept's vectors carried leaves with them instead of staying in the
+    vectors kept.
+
+``"remove_random"``
+    ``step`` vectors drawn uniformly at random are removed: the Randomized Budget
+    Perceptron of Cavallanti, Cesa-Bianchi and Gentile (Machine Learning 69, 2007),
+    whose shifting bound is close to that of the Perceptron without a budget, so that
+    it follows a target that changes. The draws come from a seed taken from the
+    estimator's ``random_state`` when the model is made and the count of vectors
+    removed so far (``state.removal_seed``, ``state.n_removed``, saved with the model):
+    the same stream gives the same model however it is cut, saved or resumed.
+
+    Both removals cost one Gram matrix of the store per step (``O(size^2 d)``, for the
+    norms of the hypotheses left), and no inverse.
+
 ``"merge"``
     For the Gaussian kernel ``exp(-gamma ||x - y||^2)`` only: each of the ``step``
     vectors of least weight is merged with the partner that loses least, into
@@ -134,7 +154,9 @@ from .arrays import to_numpy
 #: to ``size - step`` by ``rule`` (one of :data:`RULES`).
 Budget = namedtuple("Budget", ["size", "rule", "step"])
 
-RULES = ("project", "project_new", "project_old", "merge")
+RULES = ("project", "project_new", "project_old", "merge", "remove_oldest", "remove_random")
+#: The rules that remove vectors without projecting what they carried
+REMOVALS = ("remove_oldest", "remove_random")
 #: Why a budgeted model has no voted output (fit and predict refuse it alike).
 NO_VOTE = (
     "output='voted' is not offered with a budget: the vote needs every hypothesis of the "
@@ -359,6 +381,9 @@ def maintain(state, budget, backend):
             inverse = factorised(state, backend, K)
     elif budget.rule == "project_new":
         K = project_new(state, target, backend)
+    elif budget.rule in REMOVALS:
+        state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
+        K = remove(state, removed(state, budget.rule, state.m - target), backend)
     else:
         inverse = store_inverse(state, backend)
         K = inverse.K
@@ -382,6 +407,24 @@ def decay_average(state, budget):
     ``1 - step / size``, before a merge step (the module's docstring, "The average
     under merging")."""
     state.decay_sums(1.0 - budget.step / budget.size)
+
+
+def removed(state, rule, r):
+    """The ``r`` vectors a removal rule takes out of the store (rising): the ``r``
+    stored first, or ``r`` drawn at random from the seed and count of the state (module
+    docstring)."""
+    if rule == "remove_oldest":
+        return np.arange(r)
+    rng = np.random.default_rng([state.removal_seed, state.n_removed])
+    state.n_removed += r
+    return np.sort(rng.choice(state.m, size=r, replace=False))
+
+
+def remove(state, R, backend):
+    """Drop the vectors ``R`` with their coefficients of the last and averaged
+    hypotheses; returns the Gram matrix of the vectors kept."""
+    keep_rows(state, np.setdiff1d(np.arange(state.m), R))
+    return gram(state, backend)
 
 
 def project(state, inverse, r, oldest=False):

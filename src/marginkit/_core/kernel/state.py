@@ -150,6 +150,11 @@ class VectorStore:
     #: weighs 1, the total is ``n_trials``
     decayed = None
 
+    #: The seed of ``budget_rule="remove_random"``'s draws, and the vectors it has
+    #: removed (:func:`marginkit._core.budget.removed`)
+    removal_seed = 0
+    n_removed = 0
+
     #: The averaged output's horizon (None: every trial weighs 1), and with one the
     #: averaging weights of :data:`Problems` (``decay``: the weight of the next trial,
     #: its growth per trial and the trials' total weight, in the units of the totals)
