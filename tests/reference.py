@@ -872,6 +872,10 @@ def budgeted_kernel_fit(
       2009): the vectors kept S are the first ``budget - step`` stored, those stored
       after them R go, and the coefficients of S gain ``(K_SS + eps I)^-1 K_SR W_R``
       (``eps`` from S's diagonal), computed by solving the system;
+    - with a ``horizon``, ``"project_new"`` renews: where its projection keeps at most
+      half of the squared norm of what the vectors R carry of the last hypotheses,
+      ``W_R . K_RR W_R`` against ``(K_SR W_R) . (K_SS + eps I)^-1 K_SR W_R`` summed over
+      the problems, the step is ``"project_old"``'s instead;
     - ``"project_old"``: as ``"project"``, but R are the vectors stored first (the
       store a window over the latest corrections, as the Forgetron's, Dekel,
       Shalev-Shwartz and Singer 2008, what it removes projected);
@@ -932,9 +936,9 @@ def budgeted_kernel_fit(
         norms = np.sqrt(np.maximum(np.einsum("jc,jk,kc->c", both, K, both), 0.0))
         return both / np.where(norms > 0, norms, 1.0)
 
-    def project(both, r):
-        """Remove r vectors (of least loss; under "project_old", the oldest), their
-        coefficients projected onto the rest."""
+    def project(both, r, oldest=False):
+        """Remove r vectors (of least loss; under "project_old", or ``oldest``, the
+        oldest), their coefficients projected onto the rest."""
         nonlocal rows
         K = gram()
         U = weighted(both, K)
@@ -942,7 +946,7 @@ def budgeted_kernel_fit(
         eps = ridge * np.mean(np.diag(K))
         loss = np.sum(U * U, axis=1) / np.diag(np.linalg.inv(K + eps * np.eye(m)))
         order = sorted(range(m), key=lambda j: (loss[j], -j))
-        R = list(range(r)) if budget_rule == "project_old" else sorted(order[:r])
+        R = list(range(r)) if oldest or budget_rule == "project_old" else sorted(order[:r])
         S = [j for j in range(m) if j not in R]
         moved = np.linalg.solve(K[np.ix_(S, S)] + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
         rows = [rows[j] for j in S]
@@ -964,9 +968,17 @@ def budgeted_kernel_fit(
             K_SS = K[np.ix_(S, S)]
             eps = ridge * np.mean(np.diag(K_SS))
             moved = np.linalg.solve(K_SS + eps * np.eye(len(S)), K[np.ix_(S, R)] @ both[R])
-            rows = [rows[j] for j in S]
-            ids[:] = [ids[j] for j in S]
-            both = both[S] + moved
+            # with a horizon: where the kept vectors keep at most half of the squared norm
+            # of what the newest carry of the last hypotheses, the oldest go instead
+            a = both[R, :P]
+            whole = np.trace(a.T @ K[np.ix_(R, R)] @ a)
+            kept = np.trace((K[np.ix_(S, R)] @ a).T @ moved[:, :P])
+            if horizon is not None and whole > 0 and whole - kept > 0.5 * whole:
+                both = project(both, m - (budget - step), oldest=True)
+            else:
+                rows = [rows[j] for j in S]
+                ids[:] = [ids[j] for j in S]
+                both = both[S] + moved
         elif budget_rule in ("remove_oldest", "remove_random"):
             r = m - (budget - step)
             if budget_rule == "remove_oldest":

@@ -407,3 +407,53 @@ def test_a_state_saved_before_horizons_loads_without_one():
     assert old._states[0].horizon is None
     np.testing.assert_array_equal(old.decision_function(X), want)
     assert old._states[0].fs[L.F_MASS] == old.n_trials_
+
+
+# -- project_new renews its kept vectors under a horizon ---------------------------------
+def moved_blobs(n, seed):
+    """Two concepts in two places: the second half of the rows far from the first."""
+    X, y = make_blobs_pm(n=n, d=4, n_classes=2, seed=seed)
+    X = X.copy()
+    X[n // 2 :] += 8.0
+    return X, y
+
+
+@pytest.mark.exactness
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_project_new_renews_as_the_reference_does():
+    """With a horizon, a step whose projection would lose most of what the newest
+    vectors carry renews the kept vectors (the oldest projected onto the rest); the
+    engine renews where the reference does, to its coefficients."""
+    X, y = moved_blobs(300, seed=4)
+    budget, horizon = 20, 50.0
+    est = fitted(
+        KernelALMAClassifier,
+        X,
+        y,
+        kernel="rbf",
+        gamma=0.3,
+        max_iter=1,
+        budget=budget,
+        budget_rule="project_new",
+        block_size=16,
+        fit_intercept=False,
+        horizon=horizon,
+    )
+    with tie_free(1e-6):
+        scores, (rows, *_) = budgeted_kernel_fit(
+            X, y, "alma", budget, "project_new", default_step(budget), gamma=0.3, horizon=horizon
+        )
+    np.testing.assert_allclose(est.support_vectors_, np.array(rows), rtol=1e-9, atol=1e-9)
+    for output in ["last", "avg"]:
+        est.set_params(output=output)
+        np.testing.assert_allclose(est.decision_function(X), scores(X, output), rtol=1e-6)
+    # the store renewed: it holds mostly vectors of the second concept (16 of 19 here)
+    assert np.mean(est.support_ >= 150) > 0.8
+
+
+def test_project_new_without_a_horizon_keeps_its_first_vectors():
+    X, y = moved_blobs(300, seed=4)
+    est = KernelALMAClassifier(
+        kernel="rbf", gamma=0.3, budget=20, shuffle=False, fit_intercept=False
+    ).fit(X, y)
+    assert est.support_.min() < 150  # the first concept's vectors kept

@@ -61,7 +61,13 @@ budget 530: 4 times the exact fit's time, and another model).
     established. The first vectors are kept for ever: on a stream whose concept changes
     half-way, ``"project"``, whose store follows the stream, measured 0.3 to 0.8 points
     better, and ``"project_old"`` 17 points better averaged (8.34% against 26.48%).
-    It is the estimators' default rule.
+    So with a horizon (a model for a stream that changes) the kept vectors renew: a
+    step whose projection would lose more than half of what the vectors projected
+    carry of the last hypotheses (:data:`RENEW_LOSS`: the kept vectors no longer span
+    the stream's) projects the oldest vectors onto the rest instead, as
+    ``"project_old"`` does, and the next step keeps the first vectors of the store as
+    it then is. Without a horizon, the rule is as above. It is the estimators' default
+    rule.
 
 ``"project_old"``
     The projection of the vectors stored first: the store keeps the ``size - step``
@@ -380,7 +386,12 @@ def maintain(state, budget, backend):
         if state.m > target:
             inverse = factorised(state, backend, K)
     elif budget.rule == "project_new":
-        K = project_new(state, target, backend)
+        K = project_new(state, target, backend, renews=state.horizon is not None)
+        if K is None:
+            # the kept vectors no longer span the stream's: this step renews them
+            state.__dict__.pop("_kept_inverse", None)
+            inverse = store_inverse(state, backend)
+            K = inverse.K
     elif budget.rule in REMOVALS:
         state.__dict__.pop("_inverse", None)  # the rows change: no inverse carries over
         K = remove(state, removed(state, budget.rule, state.m - target), backend)
@@ -390,7 +401,7 @@ def maintain(state, budget, backend):
     if state.m > target:
         # the projection, or what no merge could take (vectors whose kernel values
         # with every other are 0: no vector between two of them keeps anything)
-        oldest = budget.rule == "project_old"
+        oldest = budget.rule in ("project_old", "project_new")
         K = project(state, inverse, state.m - target, oldest=oldest)
     # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2); the soft margin's
     # coordinates of the rows (kernel ROMMA's, in a fit) are dropped with it: the
@@ -464,9 +475,13 @@ def project(state, inverse, r, oldest=False):
     return K_S
 
 
-def project_new(state, target, backend):
+def project_new(state, target, backend, renews=False):
     """Project the vectors stored after the first ``target`` onto those (module
-    docstring), and cut the store to them; returns their Gram matrix.
+    docstring), and cut the store to them; returns their Gram matrix. With ``renews``
+    (a model with a horizon), where the projection would lose more than
+    :data:`RENEW_LOSS` of what the vectors projected carry of the last hypotheses, the
+    store is left as it is and None returned: the kept vectors are renewed instead
+    (:func:`maintain` projects the oldest onto the rest, as ``"project_old"``).
 
     The first ``target`` vectors never change under this rule, so the inverse of their
     Gram matrix is kept (``state._kept_inverse``, :data:`Inverse`) from step to step
@@ -484,14 +499,32 @@ def project_new(state, target, backend):
         kept = Inverse(K, Kinv, eps, 0, fingerprint(state, target), residual(K, Kinv, eps))
         state._kept_inverse = kept
     m = state.m
-    K_RS = gram(state, backend, target)[:, :target]
+    rows = gram(state, backend, target)
+    K_RS = rows[:, :target]
     coef = np.hstack([state.A[target:m], state.acc[target:m]])
     moved = kept.Kinv @ (K_RS.T @ coef)
     C = state.n_problems
+    if renews and lost(coef[:, :C], rows[:, target:], K_RS.T @ coef[:, :C], moved[:, :C]):
+        return None
     state.A[:target] += moved[:, :C]
     state.acc[:target] += moved[:, C:]
     keep_rows(state, np.arange(target))
     return kept.K
+
+
+#: With a horizon, ``"project_new"`` renews its kept vectors at a step whose projection
+#: would lose more than this fraction of what the vectors projected carry (the squared
+#: norm of their part of the last hypotheses, summed over the problems)
+RENEW_LOSS = 0.5
+
+
+def lost(a, K_RR, b, moved):
+    """Whether projecting the vectors of coefficients ``a`` (r x C; Gram matrix
+    ``K_RR``) onto the kept ones loses more than :data:`RENEW_LOSS` of their squared
+    norm: ``b = K_SR a`` and ``moved = K_SS^-1 b`` give the part kept, ``b . moved``."""
+    whole = float(np.einsum("jc,jc->", a, K_RR @ a))
+    kept = float(np.einsum("jc,jc->", b, moved))
+    return whole > 0.0 and whole - kept > RENEW_LOSS * whole
 
 
 def merge(state, K, r, backend):
