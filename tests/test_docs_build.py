@@ -29,6 +29,7 @@ MODULES = [
     "plotting",
     "distributed",
     "experiments",
+    "river",
 ]
 
 

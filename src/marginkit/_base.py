@@ -14,6 +14,7 @@ units the passes learn in (:mod:`._scaling`), the weights of rows and classes
 import contextlib
 from numbers import Integral
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
@@ -74,6 +75,39 @@ ONLINE_CONSTRAINTS = {
     "class_weight": [StrOptions({"balanced"}), dict, None],
     "verbose": ["verbose"],
 }
+
+
+#: The orders of a pass over one row: its epoch's
+ONE_ROW = (np.zeros(1, dtype=np.int64),)
+
+
+class RowLearner(NamedTuple):
+    """The learning of a fitted estimator one row at a time, as a caller that already
+    holds its rows in the estimator's form sees it (the river bridge,
+    :mod:`marginkit.river`); made by the estimator (``_row_learner``), whose model it
+    trains, and valid until the estimator is fitted, loaded or trained otherwise.
+
+    A row ``X`` is a float64 C-contiguous array of shape (1, ``n_features_in_``) with
+    finite entries, its label ``classes_[code]``: what :meth:`~OnlineClassifier.partial_fit`
+    checks of a row is the caller's to check, once for the whole stream. The model is
+    that of partial_fit on the same rows, one call each, bit for bit.
+
+    Attributes
+    ----------
+    learn : callable
+        ``learn(X, code)``: one trial on the row, as ``partial_fit(X, classes_[code:code
+        + 1])`` makes it (the class weight of its label included).
+    predict : callable
+        ``predict(X)``: the index into ``classes_`` of the label that ``predict(X)``
+        gives the row.
+    sync : callable
+        ``sync()``: the estimator's counts (``n_corrections_``, ``n_trials_``, ...)
+        brought up to date; ``learn`` may leave them behind, for speed.
+    """
+
+    learn: object
+    predict: object
+    sync: object
 
 
 def not_for_voted(est, name):
@@ -692,6 +726,55 @@ class OnlineClassifier(ClassifierMixin, BaseEstimator):
         """The rows of the stream learned so far, where positions in it are kept (the
         kernel estimators' ``support_``); 0 otherwise."""
         return 0
+
+    # -- rows one at a time (RowLearner: the river bridge) ---------------------------
+    def _row_learner(self):
+        """This fitted estimator's learning one row at a time: a :class:`RowLearner`.
+        Here through :meth:`_passes`, as :meth:`partial_fit` goes (a family may give a
+        faster one: the model must be the same, bit for bit)."""
+        check_is_fitted(self, self._traits.state)
+        return RowLearner(self._learn_row, self._predict_row, self._update_counts)
+
+    def _learn_row(self, X, code):
+        """:meth:`partial_fit` of the row X of label ``classes_[code]`` without validating
+        them: the checks of the state and the undo point of a later call, then its pass."""
+        self._check_not_overflowed()
+        self._check_unchanged_since_fit()
+        undo = self._undo_point()
+        if undo is None:
+            return self._row_pass(X, code)
+        with unchanged_on_error(self, undo):
+            return self._row_pass(X, code)
+
+    def _row_pass(self, X, code):
+        """The pass of :meth:`_partial_fit_pass` over one row, of a known label."""
+        weight = self._row_weight(code)
+        if weight == 0.0:
+            # a row of weight 0 is the call not made, but for the positions it counts
+            self._left_out(np.zeros(0, dtype=np.int64), 1, self._stream_position())
+            return
+        self._note_label(code)
+        weights = None if weight == 1.0 else np.array([weight])
+        self._passes(X, self.classes_[code : code + 1], ONE_ROW, None, weights=weights)
+        self._made_passes(1)
+
+    def _row_weight(self, code):
+        """The weight of a row of label ``classes_[code]`` (its class's, a row's own being
+        1), as :func:`~marginkit._weights.weighed` gives it."""
+        return float(self._fixed_class_weights()[code])
+
+    def _predict_row(self, X):
+        """The index into ``classes_`` of the label of the row X (validated anew here)."""
+        scores = self._scores(X)
+        return int(scores[0] > 0) if scores.ndim == 1 else int(np.argmax(scores[0]))
+
+    def _note_label(self, code):
+        """:meth:`_note_order` of one row of label ``classes_[code]``
+        (:func:`marginkit._order.observe_one`)."""
+        record = self.__dict__.get("_label_runs")
+        if record is None:
+            self._label_runs = record = _order.new_record(len(self.classes_))
+        _order.observe_one(self, record, code, self.classes_)
 
     def predict(self, X):
         """Class labels: sign for two classes, argmax of the outputs otherwise.

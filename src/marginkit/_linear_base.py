@@ -4,6 +4,7 @@ passes of :mod:`marginkit._core.linear`, their bias coordinate, outputs and coun
 """
 
 import copy
+import math
 import warnings
 from collections.abc import Callable
 from numbers import Integral, Real
@@ -16,8 +17,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _checks as check
 from ._base import (
+    ONE_ROW,
     ONLINE_CONSTRAINTS,
     OnlineClassifier,
+    RowLearner,
     WeightsOverflowError,
     not_for_voted,
 )
@@ -405,6 +408,115 @@ class OnlineLinearClassifier(OnlineClassifier):
         self._update_counts()
         self._made_passes(n_epochs)
 
+    # -- rows one at a time (RowLearner: the river bridge) ---------------------------
+    def _row_learner(self):
+        """:meth:`OnlineClassifier._row_learner` with each row handed straight to the
+        compiled pass of every problem, without what ``_passes`` does for a batch (the
+        schedule of the passes, a progress bar, the batch's form, the counts): the same
+        trials, bit for bit. What the checks here cannot vouch for (a row far from the
+        scale of 1, a full correction log, a row of weight 0, an error) goes the common
+        way, and so do the algorithms that run their own epochs (PUMMA, the margin
+        Perceptron). Valid while the estimator's parameters and learned state change
+        only through it."""
+        common = super()._row_learner()
+        if self._traits.own_epochs:
+            return common
+        rule, norm, aug = self._rule_args(), L.Norm(self.p_, self._fold_below), self._model_aug()
+        targets = [self._targets(self.classes_[c : c + 1]) for c in range(len(self.classes_))]
+        weights = [
+            L.UNWEIGHTED if w == 1.0 else L.read_only(np.array([w]))
+            for w in self._fixed_class_weights().tolist()
+        ]
+        trainable = [w.shape[0] == 0 or w[0] > 0.0 for w in weights]
+        in_range = self._row_range(aug)
+        held = [None]  # each problem's (weights, log, pass), until its arrays change
+        weights_now = [None]  # (output, its weights), until a row changes them
+        fast = [True]  # until an error: then every row goes the common way
+        made = [False]  # whether n_iter_ says one pass (as after partial_fit)
+        xscale = np.full(1, -1.0)
+
+        def learn(X, code):
+            if fast[0] and not trainable[code]:
+                return None  # a row of weight 0 is the call of partial_fit not made
+            weights_now[0] = None
+            # (the compiled pass is called without numba's typing: only rows of the one
+            # type it was compiled for go that way)
+            of_type = X.dtype == np.float64 and X.ndim == 2 and X.flags.c_contiguous
+            if not (fast[0] and of_type and in_range(X)):
+                held[0] = None  # (the common pass may give a state new arrays)
+                return common.learn(X, code)
+            weight = weights[code]
+            xscale[0] = -1.0  # (computed by the pass at the row's first trial)
+            rows = L.DenseRows(L.read_only(X), aug, xscale, weight)
+            try:
+                self._note_label(code)
+                if held[0] is None:
+                    held[0] = [[*self._row_state(state), L.linear_pass] for state in self._states]
+                for j, problem in enumerate(held[0]):
+                    w, log, run = problem
+                    y_pm = targets[code][j]
+                    args = (rows, y_pm, ONE_ROW[0], 0, rule, norm, w, log)
+                    if not run(*args):  # the log is full: _run_all makes room
+                        state = self._states[j]
+                        batch = self._batch(X, weight if weight.size else None)
+                        self._run_all(state, batch, y_pm, ONE_ROW[0])
+                        problem[:] = [*self._row_state(state), L.linear_pass]
+                        continue
+                    if not math.isfinite(sum(w.fs.tolist())):
+                        check_finite_state(self, self._states[j])
+                    if run is L.linear_pass:  # typed once: then called without numba's dispatch
+                        problem[2] = compiled_overload(L.linear_pass, args)
+                if not made[0]:
+                    self._made_passes(1)
+                    made[0] = True
+            except BaseException:
+                fast[0] = False
+                raise
+            return None
+
+        def predict(X):
+            if not (fast[0] and self.output != "voted" and in_range(X)):
+                return common.predict(X)
+            if weights_now[0] is None or weights_now[0][0] != self.output:
+                weights_now[0] = (self.output, self._model_weights())
+            W = weights_now[0][1]
+            n = X.shape[1]
+            scores = np.asarray(X @ W[:, :n].T)
+            if self._fitted_intercept:
+                scores = scores + aug * W[:, n]
+            scores = scores[0]
+            if self._traits.normalises and not _scale_keeps_order(scores):
+                # the scores of _scores, divided by the norm of (x, aug)
+                scores = scores * inverse_or_zero(augmented_norms_p(X, self.p_, aug))[0]
+            return int(scores[0] > 0) if scores.shape[0] == 1 else int(np.argmax(scores))
+
+        return RowLearner(learn, predict, self._update_counts)
+
+    def _row_state(self, state):
+        """A problem's weights and log as :func:`~marginkit._core.linear.linear_pass` takes
+        them for a pass over one row (whose slack coordinate, a stream's, starts at 0)."""
+        if state.slack.shape[0]:
+            state.slack = np.zeros(0)  # (as _slack_rows leaves it)
+        return state.weights(), state.log()
+
+    def _row_range(self, aug):
+        """``in_range(X)``: whether the row X is in the model's units as given (with the
+        bias coordinate ``aug``), and :meth:`_batch` (:meth:`_scores`) would neither
+        scale it nor find it too large or small: its squared norm tells, where it is
+        far enough from the bounds for rounding not to matter."""
+        if self._traits.normalises:
+            # unit_scaled leaves (x, aug) as given when their largest entry lies within
+            # [2^-64, 2^64]: ||x||^2 <= 2^126 bounds it above, |aug| or ||x||^2 / d below
+            a = abs(aug)
+            if a > 2.0**64:
+                return lambda X: False
+            low = 0.0 if a >= 2.0**-64 else self.n_features_in_ * 2.0**-126
+            return lambda X: low <= np.vdot(X, X) <= 2.0**126
+        if self._exponent != 0 or self.p_ != 2.0:
+            return lambda X: False
+        # _model_units: ||x|| within (1e-125, 1e125) (MAX_SQUARED_NORM)
+        return lambda X: 1e-249 < np.vdot(X, X) < 1e249
+
     def _check_not_overflowed(self):
         # a partial_fit whose weights overflowed changed the state in place: a fit
         # leaves the model before it, a partial_fit cannot (a copy of every weight for
@@ -543,6 +655,30 @@ def check_finite_state(est, state, earlier=False):
             "ROMMA's and PUMMA's default), fewer epochs, or ALMA, whose hypothesis stays "
             "in the unit ball" + ("; then fit anew." if earlier else ".")
         )
+
+
+def _scale_keeps_order(scores):
+    """Whether multiplying ``scores`` (one row's) by any positive number of
+    [2^-100, 2^100] (the inverse norm of an instance in the model's units) leaves the
+    label they give as it is: the sign of one score not 0 nor near underflow, or the
+    first largest of several ahead of the others by more than rounding can close."""
+    if scores.shape[0] == 1:
+        s = abs(float(scores[0]))
+        return s == 0.0 or 2.0**-900 < s < 2.0**900
+    top = np.sort(scores)[-2:].tolist()
+    return 2.0**-900 < abs(top[1]) < 2.0**900 and top[1] - top[0] > 1e-14 * abs(top[1])
+
+
+def compiled_overload(function, args):
+    """The compiled form of the numba function ``function`` for arguments of the types of
+    ``args`` (called once with them), to be called without numba's dispatch, which types
+    every argument anew at each call (for a row of a few features, most of its cost);
+    ``function`` itself where numba does not say."""
+    try:
+        types = tuple(function.typeof_pyval(a) for a in args)
+        return function.overloads[types].entry_point
+    except (AttributeError, KeyError):
+        return function
 
 
 def _fold_threshold(p):

@@ -23,6 +23,7 @@ any order are presented in the same sequence (the rows in the order given with
 ``shuffle=False``, the papers' setting).
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -88,6 +89,42 @@ def observe(record, codes):
         log_chance = np.log(n) + (longest - 1) * log_f
     runs = (longest >= MIN_RUN) & (counts < n) & (log_chance < np.log(UNLIKELY))
     return bool(np.any(runs))
+
+
+def observe_one(est, record, code, classes):
+    """:func:`observe` and :func:`warn_once` of one row of label ``classes[code]``: the
+    same record and warning, in a few operations on Python numbers where no run of
+    one label can warn (a stream of single rows would otherwise pay the arithmetic of
+    the record's arrays at every row)."""
+    values = record.tolist()
+    n_classes = (len(values) - _HEAD) // 2
+    top = _HEAD + n_classes + code
+    run = values[_RUN] + 1 if values[_LABEL] == code else 1
+    longest = max(values[top], run)
+    if not values[_WARNED] and max(longest, *values[_HEAD + n_classes :]) >= MIN_RUN:
+        values[_HEAD + code] += 1
+        values[top] = longest
+        if _may_warn(values, n_classes):
+            warn_once(est, record, np.array([code]), classes)
+            return
+    record[_HEAD + code] += 1
+    record[top] = longest
+    record[_LABEL], record[_RUN] = code, run
+
+
+def _may_warn(values, n_classes):
+    """Whether a stream whose record holds ``values`` (a list) after a row may warn
+    there: the test of :func:`observe`, in Python's floats, True also where it falls
+    within rounding of the bound (the caller then lets :func:`observe` decide)."""
+    counts = values[_HEAD : _HEAD + n_classes]
+    n = sum(counts)
+    bound = math.log(UNLIKELY)
+    for count, length in zip(counts, values[_HEAD + n_classes :], strict=True):
+        if length >= MIN_RUN and count < n:
+            chance = math.log(n) + (length - 1) * math.log(count / n)
+            if chance < bound + 1e-9 * (abs(bound) + abs(chance)):
+                return True
+    return False
 
 
 def warn_once(est, record, y_codes, classes):
