@@ -35,8 +35,10 @@ drift
     ``make_classification`` (``random_state=0``), then ``n / 2`` of another
     (``random_state=1``, the same shape), learnt in order in one pass; the 10000 test
     rows are of the second. The same kernel model, exact and with each budget of
-    ``--drift-budgets`` and each rule of ``--rules``: how well a budgeted store follows
-    a change (``"project_new"`` keeps its first vectors for good).
+    ``--drift-budgets`` and each rule of ``--rules``, each averaged output with each
+    horizon of ``--horizons``: how well a budgeted store follows a change
+    (``"project_new"`` keeps its first vectors for good without a horizon, and renews
+    them with one).
 mnist
     ``iter_deformed_mnist(chunk_size=10000, n_samples=N, random_state=0)`` streamed by
     ``partial_fit`` into ``KernelALMAClassifier(kernel="poly", degree=4, gamma=1/255,
@@ -55,7 +57,7 @@ Usage::
     python benchmarks/bench_budget.py [--part synthetic|a9a|drift|mnist] [--quick]
         [--rows 25000 100000 400000] [--budgets 500 1000 2000 5000] [--exact-max N]
         [--rules project project_new merge] [--no-nystroem]
-        [--drift-rows N] [--drift-budgets 1000]
+        [--drift-rows N] [--drift-budgets 1000] [--horizons none 100 1000]
         [--mnist-rows N] [--mnist-budget B] [--mnist-rule project|project_new]
         [--report-every N] [--json out.json] [--plot DIR] [--data-dir DIR] [--blas-threads N]
     python benchmarks/bench_budget.py --from-json a.json b.json --plot DIR
@@ -76,7 +78,7 @@ from _machine import machine_line  # benchmarks/_machine.py, beside this file
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 # marginkit._core.budget.RULES (marginkit is imported once --blas-threads is set)
-RULES = ("project", "project_new", "project_old", "merge")
+RULES = ("project", "project_new", "project_old", "merge", "remove_oldest", "remove_random")
 N_TEST = 10000
 SYN_GAMMA = 0.05
 # the targets of the synthetic part, at 400000 rows
@@ -162,6 +164,8 @@ def kernel_model(config):
         budget=config["budget"],
         budget_rule=config["rule"] or "project_new",
         fit_intercept=False,  # the merge rule's Gaussian values
+        horizon=config.get("horizon"),
+        random_state=0,  # (remove_random's draws)
     )
 
 
@@ -176,6 +180,7 @@ def child_fit(config):
     else:
         X, y, X_test, y_test = a9a_data(config["data_dir"])
     row = {k: config[k] for k in ("part", "n", "model", "budget", "rule", "gamma")}
+    row["horizon"] = config.get("horizon")
     row["n"] = int(X.shape[0])
     if config["model"] == "kernel ALMA":
         kernel_model(config).fit(X[:300], y[:300]).predict(X_test[:10])  # compiled code
@@ -321,15 +326,21 @@ FIT_HEADER = (
 )
 
 
+def _rule(r):
+    """The rule column: the rule, and the averaged output's horizon where there is one."""
+    rule = r["rule"] or "-"
+    return rule if r.get("horizon") is None else f"{rule}, horizon {r['horizon']:g}"
+
+
 def fit_line(r):
     if "error" in r:
         return (
             f"| {r['n']} | {r['model']} | {r['gamma']} | {_f(r['budget'], 'd', 'none')} | "
-            f"{r['rule'] or '-'} | failed: {r['error']} |"
+            f"{_rule(r)} | failed: {r['error']} |"
         )
     return (
         f"| {r['n']} | {r['model']} | {r['gamma']} | {_f(r['budget'], 'd', 'none')} | "
-        f"{r['rule'] or '-'} | {_f(r['support_vectors'], 'd')} | {r['fit_s']:.2f} | "
+        f"{_rule(r)} | {_f(r['support_vectors'], 'd')} | {r['fit_s']:.2f} | "
         f"{r['predict_s']:.2f} | {r['avg_error']:.2f} | {_f(r['last_error'], '.2f')} | "
         f"{r['peak_rss_mb']:.0f} | {_f(r['fit_peak_over_data_mb'], '.0f')} |"
     )
@@ -488,6 +499,7 @@ def run_drift(args, results):
     rows = []
     configs = [{"budget": None, "rule": None}]
     configs += [{"budget": b, "rule": rule} for b in args.drift_budgets for rule in args.rules]
+    configs = [{**c, "horizon": h} for h in args.horizons for c in configs]
     for c in configs:
         c.update(part="drift", n=args.drift_rows, model="kernel ALMA", gamma=SYN_GAMMA)
         c["data_dir"] = args.data_dir
@@ -622,6 +634,13 @@ def main(argv=None):
     parser.add_argument("--a9a-budgets", type=int, nargs="+", default=[100, 500])
     parser.add_argument("--drift-rows", type=int, default=200_000)
     parser.add_argument("--drift-budgets", type=int, nargs="+", default=[1000])
+    parser.add_argument(
+        "--horizons",
+        type=lambda v: None if v == "none" else float(v),
+        nargs="+",
+        default=[None],
+        help="drift: the averaged outputs' horizons ('none': every trial alike)",
+    )
     parser.add_argument("--mnist-rows", type=int, default=200_000)
     parser.add_argument("--mnist-budget", type=int, default=2000)
     # the merge is the Gaussian kernel's; the digits' kernel is a polynomial

@@ -9,13 +9,15 @@ river's shipped ``Bananas`` and ``Phishing``, and its generators ``RandomRBFDrif
 half-way (``ConceptDriftStream``, over a twentieth of the rows: river's
 sigmoid overflows on a narrower one). Features are standardised by running statistics:
 each row by the mean and deviation of the rows up to it (marginkit's models) or by
-river's ``StandardScaler`` in a pipeline (river's).
+river's ``StandardScaler`` in a pipeline (river's); STAGGER's categories are one-hot
+coded for marginkit's models, and given as their codes to river's.
 
-marginkit's models: ``ALMAClassifier`` (averaged and last hypothesis) and
-``KernelALMAClassifier(kernel="rbf")`` with a budget of ``--budget`` vectors under each
-rule, averaged and last. river's: ``ARFClassifier``, ``HoeffdingAdaptiveTreeClassifier``,
-``ALMAClassifier``, ``PAClassifier``; the forest on the first ``--river-rows`` rows
-only (its time extrapolated per row).
+marginkit's models: ``ALMAClassifier`` and ``KernelALMAClassifier(kernel="rbf")`` with
+a budget of ``--budget`` vectors under each rule of ``--rules``, each with its averaged
+output, the average over a ``--horizon`` of trials and its last hypothesis. river's:
+``ARFClassifier``, ``HoeffdingAdaptiveTreeClassifier``, ``ALMAClassifier``,
+``PAClassifier``, on the same rows (the forest on the first ``--river-rows`` only where
+that is given, its time then extrapolated per row).
 
 Run ``python benchmarks/bench_drift.py`` (about ten minutes on 2 cores) or with
 ``--quick``. A benchmark reports: the exit code is 0 whatever the numbers.
@@ -68,20 +70,25 @@ def streams(n_rows, seed):
     return {name: list(itertools.islice(data, n_rows)) for name, data in made.items()}
 
 
-def as_arrays(rows):
-    """The rows as a float64 matrix (features in the first row's order; STAGGER's
-    categories coded as numbers), labels as an array, and the running standardisation:
-    each row by the mean and deviation of the rows up to it."""
+#: The streams whose features are categories (STAGGER's size, colour and shape, coded
+#: 0, 1, 2): one-hot coded for marginkit's linear and kernel models, as such a model
+#: takes categories (river's forest and trees split the codes themselves)
+CATEGORICAL = ("STAGGER, change",)
+
+
+def as_arrays(rows, one_hot=False):
+    """The rows as a float64 matrix (features in the first row's order) and the labels
+    as an array: with ``one_hot``, a 0 / 1 column per value of each feature (the
+    stream's schema: the values it takes); otherwise the running standardisation, each
+    row by the mean and deviation of the rows up to it."""
     names = list(rows[0][0])
-    codes = {}
-
-    def number(v):
-        if isinstance(v, str):
-            return float(codes.setdefault(v, len(codes)))
-        return float(v)
-
-    X = np.array([[number(x[k]) for k in names] for x, _ in rows])
     y = np.array([label for _, label in rows])
+    if one_hot:
+        values = {k: sorted({x[k] for x, _ in rows}) for k in names}
+        columns = [(k, v) for k in names for v in values[k]]
+        X = np.array([[float(x[k] == v) for k, v in columns] for x, _ in rows])
+        return X, y
+    X = np.array([[float(x[k]) for k in names] for x, _ in rows])
     n = np.arange(1, X.shape[0] + 1)[:, None]
     mean = np.cumsum(X, axis=0) / n
     var = np.maximum(np.cumsum(X * X, axis=0) / n - mean**2, 0.0)
@@ -89,18 +96,28 @@ def as_arrays(rows):
     return (X - mean) / scale, y
 
 
-def marginkit_models(budget):
+#: The budget rules the benchmark scores (each with its averaged output, that of the
+#: horizon, and its last hypothesis)
+RULES = ("project_new", "project", "project_old", "remove_oldest", "remove_random", "merge")
+
+
+def marginkit_models(budget, horizon, rules=RULES):
+    """``{label: estimator}``: ALMA and budgeted kernel ALMA under each rule, each with
+    its averaged output, the average of ``horizon`` trials and its last hypothesis."""
     from marginkit import ALMAClassifier, KernelALMAClassifier
 
-    models = {f"ALMA ({out})": ALMAClassifier(output=out) for out in ("avg", "last")}
-    for rule in ("project_new", "project", "project_old", "merge"):
-        for out in ("avg", "last"):
+    outputs = {"avg": {}, f"avg, horizon {horizon:g}": {"horizon": horizon}}
+    outputs["last"] = {"output": "last"}
+    models = {f"ALMA ({out})": ALMAClassifier(**kw) for out, kw in outputs.items()}
+    for rule in rules:
+        for out, kw in outputs.items():
             models[f"kernel ALMA rbf, budget {budget} {rule} ({out})"] = KernelALMAClassifier(
                 kernel="rbf",
                 budget=budget,
                 budget_rule=rule,
                 fit_intercept=rule != "merge",
-                output=out,
+                random_state=0,
+                **kw,
             )
     return models
 
@@ -167,13 +184,13 @@ def score_river(make, rows, label, every):
 DRAWN = (
     "ALMA (avg)",
     "kernel ALMA rbf, budget {budget} project_new (avg)",
-    "kernel ALMA rbf, budget {budget} project_new (last)",
+    "kernel ALMA rbf, budget {budget} project_new (avg, horizon {horizon:g})",
     "river ARFClassifier",
     "river HoeffdingAdaptiveTree",
 )
 
 
-def draw(name, scores, budget, folder):
+def draw(name, scores, budget, horizon, folder):
     """The windowed accuracy of the models of :data:`DRAWN` on one stream, saved as a PNG
     in ``folder``."""
     import matplotlib
@@ -183,7 +200,7 @@ def draw(name, scores, budget, folder):
 
     from marginkit.plotting import plot_prequential
 
-    wanted = [label.format(budget=budget) for label in DRAWN]
+    wanted = [label.format(budget=budget, horizon=horizon) for label in DRAWN]
     fig, ax = plt.subplots(figsize=(7, 4.2))
     plot_prequential([s for s in scores if s.label in wanted], ax=ax, title=name)
     fig.tight_layout()
@@ -206,8 +223,13 @@ def report(score, n_rows):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=20000, help="rows of each generator")
-    parser.add_argument("--river-rows", type=int, default=5000, help="rows of the forest")
+    parser.add_argument(
+        "--river-rows", type=int, default=None, help="rows of the forest (default: all)"
+    )
     parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--horizon", type=float, default=100.0, help="of the averages")
+    parser.add_argument("--rules", nargs="+", choices=RULES, default=list(RULES))
+    parser.add_argument("--streams", nargs="+", help="only these streams (by first word)")
     parser.add_argument("--chunk-size", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="3000 rows, budget 200")
@@ -224,11 +246,13 @@ def main(argv=None):
         f"of {args.chunk_size} rows, river row by row"
     )
     for name, rows in streams(args.rows, args.seed).items():
-        X, y = as_arrays(rows)
+        if args.streams and name.split(",")[0] not in args.streams:
+            continue
+        X, y = as_arrays(rows, one_hot=name in CATEGORICAL)
         print(f"\n== {name}: {X.shape[0]} rows x {X.shape[1]} features")
         print(f"{'model':<48} {'overall':>8} {'window':>8} {'us/row':>9} {'bytes':>10}")
         scores = []
-        for label, est in marginkit_models(args.budget).items():
+        for label, est in marginkit_models(args.budget, args.horizon, args.rules).items():
             scores.append(
                 prequential_score(
                     est, X, y, chunk_size=args.chunk_size, window=WINDOW, label=label
@@ -236,11 +260,11 @@ def main(argv=None):
             )
             report(scores[-1], len(rows))
         for label, make in river_models().items():
-            part = rows[: args.river_rows] if "ARF" in label else rows
+            part = rows[: args.river_rows] if "ARF" in label and args.river_rows else rows
             scores.append(score_river(make, part, label, args.chunk_size))
             report(scores[-1], len(rows))
         if args.plot:
-            draw(name, scores, args.budget, args.plot)
+            draw(name, scores, args.budget, args.horizon, args.plot)
     return 0
 
 

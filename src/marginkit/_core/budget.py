@@ -66,8 +66,10 @@ budget 530: 4 times the exact fit's time, and another model).
     carry of the last hypotheses (:data:`RENEW_LOSS`: the kept vectors no longer span
     the stream's) projects the oldest vectors onto the rest instead, as
     ``"project_old"`` does, and the next step keeps the first vectors of the store as
-    it then is. Without a horizon, the rule is as above. It is the estimators' default
-    rule.
+    it then is, with the inverse that step left (carried, as ``"project"`` carries
+    its own: a model saved and loaded right after a renewal makes the inverse anew,
+    which may differ in its rounding). Without a horizon, the rule is as above. It is
+    the estimators' default rule.
 
 ``"project_old"``
     The projection of the vectors stored first: the store keeps the ``size - step``
@@ -403,6 +405,9 @@ def maintain(state, budget, backend):
         # with every other are 0: no vector between two of them keeps anything)
         oldest = budget.rule in ("project_old", "project_new")
         K = project(state, inverse, state.m - target, oldest=oldest)
+        if budget.rule == "project_new":
+            # a renewal: the inverse it leaves is that of the next kept vectors
+            state._kept_inverse = state._inverse
     # the walks' ||w||^2 (A and the Gram matrix give ||w||^2 / s^2); the soft margin's
     # coordinates of the rows (kernel ROMMA's, in a fit) are dropped with it: the
     # hypothesis goes on from the part the store holds
