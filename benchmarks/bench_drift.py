@@ -4,9 +4,9 @@ Every stream is scored prequentially (each row predicted, then learnt): marginki
 models by :func:`marginkit.prequential.prequential_score` in chunks of ``--chunk-size``
 rows, river's by ``river.evaluate.progressive_val_score`` one row at a time. The streams:
 river's shipped ``Bananas`` and ``Phishing``, and its generators ``RandomRBFDrift``
-(the issue's setting: 50 centroids, 25 of them drifting at speed 0.001),
-``Hyperplane`` (drifting, 5% noise), ``SEA`` and ``STAGGER`` with a change of concept
-half-way (``ConceptDriftStream``, over a twentieth of the rows: river's
+(50 centroids, 25 of them drifting at speed 0.001), ``Hyperplane`` (drifting, 5%
+noise; and a still one changed for another half-way), ``SEA`` and ``STAGGER`` with a
+change of concept half-way (``ConceptDriftStream``, over a twentieth of the rows: river's
 sigmoid overflows on a narrower one). Features are standardised by running statistics:
 each row by the mean and deviation of the rows up to it (marginkit's models) or by
 river's ``StandardScaler`` in a pipeline (river's); STAGGER's categories are one-hot
@@ -59,6 +59,10 @@ def streams(n_rows, seed):
             n_drift_centroids=25,
         ),
         "Hyperplane": synth.Hyperplane(seed=seed, n_features=10, mag_change=0.001),
+        "Hyperplane, change": changing(
+            synth.Hyperplane(seed=seed, n_features=10),
+            synth.Hyperplane(seed=seed + 1, n_features=10),
+        ),
         "SEA, change": changing(
             synth.SEA(variant=0, seed=seed), synth.SEA(variant=2, seed=seed + 1)
         ),
