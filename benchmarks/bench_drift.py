@@ -12,8 +12,8 @@ each row by the mean and deviation of the rows up to it (marginkit's models) or 
 river's ``StandardScaler`` in a pipeline (river's); STAGGER's categories are one-hot
 coded for marginkit's models, and given as their codes to river's.
 
-marginkit's models: ``ALMAClassifier`` and ``KernelALMAClassifier(kernel="rbf")`` with
-a budget of ``--budget`` vectors under each rule of ``--rules``, each with its averaged
+marginkit's models: ``ALMAClassifier`` and ``KernelALMAClassifier(kernel="rbf")``, exact
+and with a budget of ``--budget`` vectors under each rule of ``--rules``, each with its averaged
 output, the average over a ``--horizon`` of trials and its last hypothesis. river's:
 ``ARFClassifier``, ``HoeffdingAdaptiveTreeClassifier``, ``ALMAClassifier``,
 ``PAClassifier``, on the same rows (the forest on the first ``--river-rows`` only where
@@ -106,13 +106,17 @@ RULES = ("project_new", "project", "project_old", "remove_oldest", "remove_rando
 
 
 def marginkit_models(budget, horizon, rules=RULES):
-    """``{label: estimator}``: ALMA and budgeted kernel ALMA under each rule, each with
-    its averaged output, the average of ``horizon`` trials and its last hypothesis."""
+    """``{label: estimator}``: ALMA, exact kernel ALMA and budgeted kernel ALMA under each
+    rule, each with its averaged output, the average of ``horizon`` trials and its last
+    hypothesis."""
     from marginkit import ALMAClassifier, KernelALMAClassifier
 
     outputs = {"avg": {}, f"avg, horizon {horizon:g}": {"horizon": horizon}}
     outputs["last"] = {"output": "last"}
     models = {f"ALMA ({out})": ALMAClassifier(**kw) for out, kw in outputs.items()}
+    for out, kw in outputs.items():
+        # the exact model: its store grows with the corrections
+        models[f"kernel ALMA rbf, exact ({out})"] = KernelALMAClassifier(kernel="rbf", **kw)
     for rule in rules:
         for out, kw in outputs.items():
             models[f"kernel ALMA rbf, budget {budget} {rule} ({out})"] = KernelALMAClassifier(
