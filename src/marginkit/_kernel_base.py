@@ -25,6 +25,7 @@ from ._core.kernel.blocks import FOLD_BELOW, train_blocks
 from ._core.kernel.rows import Instances
 from ._core.kernel.state import KernelState
 from ._core.kernels import KERNELS, Kernel, inverse_sqrt
+from ._core.linear import horizon_of
 from ._core.shards import shards_in_use
 from ._early_stopping import NO_EARLY_STOPPING, Validation, validation_split
 from ._order import rows_by_content
@@ -127,7 +128,7 @@ class KernelOnlineClassifier(OnlineClassifier):
     def _changed_since_fit(self):
         changed = super()._changed_since_fit()
         horizon = self._kstate.horizon
-        if (None if self.horizon is None else float(self.horizon)) != horizon:
+        if horizon_of(self.horizon) != horizon:
             changed["horizon"] = horizon
         fitted = self._kstate.kernel
         if self.kernel is not fitted.kernel and self.kernel != fitted.kernel:

@@ -131,8 +131,7 @@ class OnlineLinearClassifier(OnlineClassifier):
 
     def _new_state(self, d, p):
         """A problem's fresh state: no corrections, the average of ``horizon``."""
-        horizon = None if self.horizon is None else float(self.horizon)
-        return PNormState(d, p, self._keeps_log, horizon=horizon)
+        return PNormState(d, p, self._keeps_log, horizon=L.horizon_of(self.horizon))
 
     def _checked_summary(self, X):
         data = super()._checked_summary(X)
@@ -270,7 +269,7 @@ class OnlineLinearClassifier(OnlineClassifier):
         if self._resolve_p(d) != self.p_:
             changed["p"] = self.p_
         fitted = self._states[0].horizon
-        if (None if self.horizon is None else float(self.horizon)) != fitted:
+        if L.horizon_of(self.horizon) != fitted:
             changed["horizon"] = fitted
         return changed
 

@@ -191,8 +191,7 @@ def check_horizon(state, where):
         return
     h = check.real(state.horizon, w + "horizon")
     decay = check.array(state.decay, w + "decay", np.float64, (3,), finite=True)
-    ok = h > 1.0 and decay[1] == 1.0 / (1.0 - 1.0 / h)
-    if not (ok and 1.0 <= decay[0] <= L.GROWTH_LIMIT * decay[1] and decay[2] >= 0):
+    if not L.weights_follow(h, decay[0], decay[1], decay[2]):
         check.fail(w + "decay", "holds averaging weights that do not follow from the horizon")
 
 
@@ -277,14 +276,9 @@ def check_pnorm_state(state, where, d, p):
     sums = (fs[L.F_SUM], fs[L.F_WORK], fs[L.F_SIGMA_W], fs[L.F_SLACK], fs[L.F_SLACK_WORK])
     if not (fs[L.F_S] > 0 and min(sums) >= 0):
         check.fail(w + "fs", "holds a scale, norm or count that is not positive")
-    # the horizon's weights (marginkit._core.linear): none, or a growth of the trial
-    # weight of 1 / (1 - 1 / horizon) from 1 up to its limit
-    if fs[L.F_HORIZON] == 0:
-        ok = fs[L.F_STEP] == 1.0 and fs[L.F_GROWTH] == 1.0
-    else:
-        ok = fs[L.F_HORIZON] > 1.0 and fs[L.F_STEP] == 1.0 / (1.0 - 1.0 / fs[L.F_HORIZON])
-        ok = ok and 1.0 <= fs[L.F_GROWTH] <= L.GROWTH_LIMIT * fs[L.F_STEP]
-    if not (ok and fs[L.F_MASS] >= 0):
+    # the horizon's weights (marginkit._core.linear; a horizon of 0: none)
+    horizon = fs[L.F_HORIZON] if fs[L.F_HORIZON] != 0 else None
+    if not L.weights_follow(horizon, fs[L.F_GROWTH], fs[L.F_STEP], fs[L.F_MASS]):
         check.fail(w + "fs", "holds a horizon whose trial weights do not follow from it")
     # the slack coordinates of a fit's rows (a checkpoint mid-fit); a pass takes
     # them only when they number its rows (OnlineLinearClassifier._run)

@@ -226,7 +226,7 @@ class PUMMAClassifier(PUMMAEpochs, OnlineLinearClassifier):
     def _initialise(self, data):
         super()._initialise(data)
         d = data.n_features
-        horizon = None if self.horizon is None else float(self.horizon)
+        horizon = L.horizon_of(self.horizon)
         self._states = [
             PUMMAState(d, self.p_, self._keeps_log, horizon=horizon)
             for _ in range(self._n_problems)

@@ -507,9 +507,10 @@ def project_new(state, target, backend, renews=False):
     rows = gram(state, backend, target)
     K_RS = rows[:, :target]
     coef = np.hstack([state.A[target:m], state.acc[target:m]])
-    moved = kept.Kinv @ (K_RS.T @ coef)
+    b = K_RS.T @ coef
+    moved = kept.Kinv @ b
     C = state.n_problems
-    if renews and lost(coef[:, :C], rows[:, target:], K_RS.T @ coef[:, :C], moved[:, :C]):
+    if renews and lost(coef[:, :C], rows[:, target:], b[:, :C], moved[:, :C]):
         return None
     state.A[:target] += moved[:, :C]
     state.acc[:target] += moved[:, C:]

@@ -110,6 +110,28 @@ FLUSH_RATIO = 1e-4
 #: step) when the weight of the next trial passes this, far from float64's overflow.
 GROWTH_LIMIT = 2.0**200
 
+
+def horizon_of(value):
+    """A ``horizon`` parameter as the states keep it: a float, or None."""
+    return None if value is None else float(value)
+
+
+def growth_step(horizon):
+    """What the weight of a trial in the averaging sums is multiplied by after it:
+    ``1 / (1 - 1 / horizon)`` (module docstring), 1 without a horizon (None)."""
+    return 1.0 if horizon is None else 1.0 / (1.0 - 1.0 / horizon)
+
+
+def weights_follow(horizon, growth, step, mass):
+    """Whether averaging weights as a saved state holds them follow from its horizon
+    (None: none): the growth per trial :func:`growth_step`'s, the weight of the next
+    trial from 1 up to past its limit by one step (1 without a horizon), the trials'
+    total weight >= 0."""
+    top = GROWTH_LIMIT * step if horizon is not None else 1.0
+    ok = horizon is None or horizon > 1.0
+    return ok and step == growth_step(horizon) and 1.0 <= growth <= top and mass >= 0
+
+
 # Update rules of ``linear_pass``: the same state, log and averaging serve them all.
 RULE_ALMA = 0  # Gentile (2001), Figure 1: normalised instances, projection onto the ball
 RULE_PERCEPTRON = 1  # Rosenblatt: w += y x on y w . x <= 0

@@ -50,10 +50,9 @@ class PNormState:
         self.fs[L.F_S] = 1.0
         self.fs[L.F_PENDING] = 1.0
         self.fs[L.F_GROWTH] = 1.0
-        self.fs[L.F_STEP] = 1.0
+        self.fs[L.F_STEP] = L.growth_step(horizon)
         if horizon is not None:
             self.fs[L.F_HORIZON] = horizon
-            self.fs[L.F_STEP] = 1.0 / (1.0 - 1.0 / horizon)
         self.ist = np.zeros(L.N_ISTATE, dtype=np.int64)
         self.ist[L.I_K] = 1
         self.ist[L.I_LOG] = int(bool(keep_log))

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..budget import NO_VOTE
+from ..linear import growth_step
 from .outputs import class_index, outputs
 from .rows import RowStore, store_rows, trimmed, with_room
 from .walk import Old, Problems
@@ -166,7 +167,7 @@ class VectorStore:
         average (:mod:`marginkit._core.linear`, "horizon"); None: every trial alike."""
         if horizon is not None:
             self.horizon = float(horizon)
-            self.decay = np.array([1.0, 1.0 / (1.0 - 1.0 / self.horizon), 0.0])
+            self.decay = np.array([1.0, growth_step(self.horizon), 0.0])
 
     def trial_weight(self):
         """The total weight of the trials in the averaged hypothesis's sums."""
